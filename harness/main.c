@@ -1,0 +1,52 @@
+/*
+** main.c: the bitgate command line.  Dispatches to one subcommand; each
+** subcommand has its own --help.  Exit codes are in exit_codes.h.
+*/
+#include "harness/cli.h"
+#include "harness/commands.h"
+#include "harness/exit_codes.h"
+
+#include <stdio.h>
+#include <string.h>
+
+const char *bitgate_version = BITGATE_VERSION;
+
+static const struct command {
+  const char *name;
+  int (*run)(int argc, char **argv);
+  const char *summary;
+} commands[] = {
+    {"run", cmd_run, "run a suite: oracle against device, every lane, results into SQLite"},
+    {"numerics", cmd_numerics, "prove the frozen numerics correctly rounded (MPFR, GPU)"},
+    {"audit", cmd_audit, "compile every kernel with the pinned NVRTC options and audit the PTX"},
+    {"version", cmd_version, "print versions, git revision and whether a GPU is present"},
+};
+#define COMMAND_COUNT ((int)(sizeof commands / sizeof commands[0]))
+
+static void print_help(FILE *out) {
+  int i;
+  fprintf(out, "usage: bitgate [--version] [--help] COMMAND [ARGS]\n\n"
+               "bit-exact conformance harness: a frozen C oracle against the CUDA kernels\n\n"
+               "commands:\n");
+  for (i = 0; i < COMMAND_COUNT; i++)
+    fprintf(out, "  %-9s %s\n", commands[i].name, commands[i].summary);
+  fprintf(out, "\nEach command takes --help.  Results go to ./bitgate.db unless --db PATH.\n\n%s",
+          EXIT_CODES_HELP);
+}
+
+int main(int argc, char **argv) {
+  int i;
+  if (argc < 2) {
+    print_help(stderr);
+    return EXIT_CODE_USAGE;
+  }
+  if (cli_is_help(argv[1])) {
+    print_help(stdout);
+    return EXIT_CODE_PASS;
+  }
+  if (!strcmp(argv[1], "--version")) return cmd_version(argc - 1, argv + 1);
+  for (i = 0; i < COMMAND_COUNT; i++)
+    if (!strcmp(argv[1], commands[i].name)) return commands[i].run(argc - 1, argv + 1);
+  fprintf(stderr, "bitgate: unknown command '%s' (try 'bitgate --help')\n", argv[1]);
+  return EXIT_CODE_USAGE;
+}

@@ -1,0 +1,197 @@
+/*
+** store.h: bitgate's SQLite results store.
+**
+** One database file holds every run (with its full provenance), every case
+** spec ever seen, one result row per (run, case, lane, step), and the
+** zlib-compressed golden stage payloads.  reports/ reads the same file with
+** plain SQL, so the schema below is part of the contract.
+**
+** File identity and versioning
+**   PRAGMA application_id = STORE_APPLICATION_ID marks the file as ours;
+**   PRAGMA user_version is the schema version.  store_open applies the
+**   missing migrations (harness/store_schema.c) in one transaction.  A file
+**   that is not ours, not SQLite, or newer than this binary is refused and
+**   left byte-for-byte untouched: it is only ever read before it has been
+**   verified.
+**
+** Durability
+**   WAL journal, synchronous=NORMAL: a killed process keeps every
+**   transaction that committed (only a power loss may drop the last few).
+**   store_results_commit writes one finished case in one transaction, so a
+**   run killed at any moment keeps every case that had finished.
+**
+** Errors
+**   Every int function returns 0 on success and nonzero on failure (a SQLite
+**   result code, or -1 for errors found by the store itself); the message,
+**   one line naming the file, is then in store_errmsg.  All values reach
+**   SQLite through bound parameters of prepared statements.
+**
+** A store is one SQLite connection: use it from one thread at a time.
+** Several processes may share a file (WAL, 5 s busy timeout).
+*/
+#ifndef STORE_H
+#define STORE_H
+
+#include <stddef.h>
+
+typedef struct store store;
+
+#define STORE_SCHEMA_VERSION 1
+#define STORE_APPLICATION_ID 0x62677431 /* "bgt1" in ASCII */
+#define STORE_BUSY_TIMEOUT_MS 5000
+
+/*
+** Opens (creating it if absent or empty) the store at path.  0 on success;
+** on failure *out is NULL and err holds one line naming the path and the
+** SQLite error (or why the file was refused).
+*/
+int store_open(const char *path, store **out, char *err, size_t err_len);
+
+/* Closes the connection and frees s; NULL is a no-op. */
+void store_close(store *s);
+
+/* The last error, one line; "" if none. */
+const char *store_errmsg(const store *s);
+
+/* PRAGMA user_version of the open file (STORE_SCHEMA_VERSION after open); -1 on error. */
+int store_schema_version(store *s);
+
+/*
+** Provenance of a run: everything needed to say what was tested where.
+** NULL strings are stored as NULL.
+*/
+typedef struct store_provenance {
+  const char *git_rev, *bitgate_version;
+  int oracle_version, numerics_version;
+  const char *kernel_hash, *nvrtc_version, *nvrtc_options;
+  int driver_version;
+  const char *device_name, *compute_capability, *host, *suite, *shard, *command_line;
+} store_provenance;
+
+/* Inserts a run with status 'running' and started_at = now (UTC); sets *run_id. */
+int store_run_begin(store *s, const store_provenance *p, long long *run_id);
+
+/*
+** Closes a run: status is one of 'passed', 'failed', 'error'; sets ended_at.
+** An unknown run_id is an error.
+*/
+int store_run_end(store *s, long long run_id, const char *status, int exit_code);
+
+/*
+** Records a case (insert or ignore; first_run_id is the run that first saw
+** it, NULL when run_id <= 0, e.g. for a corpus import).  A case id already stored with a different spec is an error: ids are
+** hashes of the spec, so this is a collision or a generator bug.
+*/
+int store_case_put(store *s, const char *case_id, const char *op, const char *family,
+                   const char *spec, long long run_id);
+
+/*
+** One result row.  status is one of 'pass', 'mismatch', 'error_parity',
+** 'crash', 'timeout', 'unavailable', 'skipped', 'nondeterministic',
+** 'waived', 'fail'.
+**   has_mismatch == 0: tensor, flat_offset, coords, expected_hex, actual_hex
+**                      and ulp_distance are stored as NULL.
+**   ulp_distance < 0:  not applicable (e.g. an index tensor), stored NULL.
+**   oracle_ms, device_ms < 0 or NaN: lane not timed, stored NULL.
+** NULL strings are stored as NULL; case_id, lane and status are required.
+*/
+typedef struct store_result {
+  const char *case_id, *lane;
+  int step;
+  const char *status;
+  const char *tensor;
+  long long flat_offset;
+  const char *coords, *expected_hex, *actual_hex;
+  long long ulp_distance;
+  int has_mismatch;
+  long long mismatch_count, nan_equivalent_count;
+  double oracle_ms, device_ms;
+  const char *message;
+} store_result;
+
+/*
+** All rows of one finished case, in one transaction: either every row is
+** stored or none is.  A (run, case, lane, step) already stored, or repeated
+** within rows, is an error.  The case must have been recorded with
+** store_case_put first.
+*/
+int store_results_commit(store *s, long long run_id, const store_result *rows, int n);
+
+/*
+** Stores a golden stage payload, zlib-compressed.  The key is (case_id,
+** step, stage, tensor, source, oracle_version); source is 'oracle' or
+** 'device'.  Storing the same digest again is a no-op.  A different digest
+** under an existing key replaces a 'device' payload (the latest capture
+** wins) but is an error for an 'oracle' one: the oracle is frozen, so its
+** goldens change only with an oracle_version bump.  The case must have been
+** recorded with store_case_put; created_run_id is NULL when run_id <= 0.
+*/
+int store_golden_put(store *s, const char *case_id, int step, const char *stage,
+                     const char *tensor, const char *source, int oracle_version,
+                     const char *dtype, const char *shape, const void *data, size_t n,
+                     const char *digest, long long run_id);
+
+/* Reads and decompresses; *data is malloc'd, caller frees. Returns 0, or 1 when absent, or -1 on error. */
+int store_golden_get(store *s, const char *case_id, int step, const char *stage,
+                     const char *tensor, const char *source, int oracle_version, void **data,
+                     size_t *n);
+
+/*
+** Counts the result rows of a run (one per case, lane and step): *passed
+** those with status 'pass'; *failed those that fail the run ('mismatch',
+** 'error_parity', 'crash', 'timeout', 'nondeterministic', 'fail'); *total
+** all rows.  'unavailable', 'skipped' and 'waived' are in neither.  Any
+** out-pointer may be NULL.  Returns 0.
+*/
+int store_run_counts(store *s, long long run_id, long long *passed, long long *failed,
+                     long long *total);
+
+/*
+** The underlying connection, for read-only queries by tests and tools.
+** Writing through it bypasses the store's contracts.
+*/
+struct sqlite3;
+struct sqlite3 *store_sqlite(store *s);
+
+/* ---- Internal: shared by harness/store*.c only ------------------------ */
+
+/* SQL expression for "now" as ISO-8601 UTC text, e.g. 2024-05-01T12:00:00.123Z. */
+#define STORE_NOW_SQL "strftime('%Y-%m-%dT%H:%M:%fZ','now')"
+
+/* Migration i takes user_version i to i + 1 (harness/store_schema.c). */
+extern const char *const store_schema_migrations[STORE_SCHEMA_VERSION];
+
+/*
+** Error convention inside the store: a positive rc is a SQLite result code
+** whose message is still in sqlite3_errmsg and is formatted at the cleanup
+** label; -1 means store_fail has already written the message.
+*/
+
+/* Sets the store's message to "store 'PATH': " + the formatted text; returns -1. */
+int store_fail(store *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Sets the message to "store 'PATH': WHAT: " + SQLite's last message; returns rc. */
+int store_fail_sqlite(store *s, int rc, const char *what);
+
+/* sqlite3_prepare_v2 on the store's connection; SQLite's rc. */
+struct sqlite3_stmt;
+int store_prepare(store *s, const char *sql, struct sqlite3_stmt **stmt);
+
+/* Steps a statement that returns no row: 0, or SQLite's error code. */
+int store_step_done(struct sqlite3_stmt *stmt);
+
+/* BEGIN IMMEDIATE / COMMIT / ROLLBACK (only if a transaction is open); SQLite's rc. */
+int store_tx_begin(store *s);
+int store_tx_commit(store *s);
+void store_tx_rollback(store *s);
+
+/* ---- Test hooks ------------------------------------------------------- */
+
+/*
+** When non-NULL, store_results_commit calls this after inserting every row
+** and before COMMIT.  Tests set it to kill the process mid-transaction; it
+** is NULL in production.
+*/
+extern void (*store_test_hook_before_commit)(void);
+
+#endif

@@ -1,0 +1,188 @@
+/*
+** store_golden.c: golden stage payloads (DESIGN.md, "Golden boundaries").
+**
+** A payload is the raw bytes of one tensor at one pipeline stage of one case
+** step, from the oracle or from the device's debug capture.  It is stored as
+** a zlib stream (compress2) with its uncompressed size in raw_bytes, so that
+** a read can allocate exactly and check that it got every byte back.  The
+** digest is the caller's (the harness's library digest) and is the payload's
+** identity: equal digests mean equal payloads.
+*/
+#include "harness/store.h"
+
+#include <sqlite3.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+/* The key columns, bound as ?1..?6 by store_golden_bind_key. */
+#define STORE_GOLDEN_KEY                                                                    \
+  "case_id = ?1 AND step = ?2 AND stage = ?3 AND tensor = ?4 AND source = ?5"             \
+  " AND oracle_version = ?6"
+
+/* A payload's key: unique in golden_payloads. */
+typedef struct store_golden_key {
+  const char *case_id;
+  int step;
+  const char *stage, *tensor, *source;
+  int oracle_version;
+} store_golden_key;
+
+/* The rest of a row, bound as ?7..?12. */
+typedef struct store_golden_row {
+  const char *dtype, *shape, *digest;
+  size_t nRaw;                 /* uncompressed size */
+  const unsigned char *zBlob;  /* zlib stream */
+  size_t nBlob;
+  long long run_id;            /* <= 0: none */
+} store_golden_row;
+
+static int store_golden_bind_key(sqlite3_stmt *st, const store_golden_key *k) {
+  int rc = sqlite3_bind_text(st, 1, k->case_id, -1, SQLITE_STATIC);
+  if (!rc) rc = sqlite3_bind_int(st, 2, k->step);
+  if (!rc) rc = sqlite3_bind_text(st, 3, k->stage, -1, SQLITE_STATIC);
+  if (!rc) rc = sqlite3_bind_text(st, 4, k->tensor, -1, SQLITE_STATIC);
+  if (!rc) rc = sqlite3_bind_text(st, 5, k->source, -1, SQLITE_STATIC);
+  if (!rc) rc = sqlite3_bind_int(st, 6, k->oracle_version);
+  return rc;
+}
+
+/* Prepares zSql and binds the key, and the row when r is not NULL. */
+static int store_golden_prepare(store *s, const char *zSql, const store_golden_key *k,
+                                const store_golden_row *r, sqlite3_stmt **pSt) {
+  int rc = store_prepare(s, zSql, pSt);
+  if (!rc) rc = store_golden_bind_key(*pSt, k);
+  if (!rc && r) {
+    sqlite3_stmt *st = *pSt;
+    rc = sqlite3_bind_text(st, 7, r->dtype, -1, SQLITE_STATIC);
+    if (!rc) rc = sqlite3_bind_text(st, 8, r->shape, -1, SQLITE_STATIC);
+    if (!rc) rc = sqlite3_bind_int64(st, 9, (sqlite3_int64)r->nRaw);
+    if (!rc) rc = sqlite3_bind_text(st, 10, r->digest, -1, SQLITE_STATIC);
+    if (!rc) rc = sqlite3_bind_blob64(st, 11, r->zBlob, r->nBlob, SQLITE_STATIC);
+    if (!rc) rc = r->run_id > 0 ? sqlite3_bind_int64(st, 12, r->run_id) : sqlite3_bind_null(st, 12);
+  }
+  return rc;
+}
+
+/*
+** Compresses n bytes of data into a malloc'd *pOut of *pnOut bytes.  Returns
+** 0, or -1 with a message.  n == 0 is valid: zlib still writes a stream.
+*/
+static int store_golden_compress(store *s, const void *data, size_t n, unsigned char **pOut,
+                                 size_t *pnOut) {
+  static const unsigned char empty[1];
+  uLongf nOut;
+  int zrc;
+  *pOut = NULL;
+  if ((uLong)n != n) return store_fail(s, "golden payload of %zu bytes is too large", n);
+  nOut = compressBound((uLong)n);
+  *pOut = malloc(nOut);
+  if (!*pOut) return store_fail(s, "out of memory compressing %zu bytes", n);
+  zrc = compress2(*pOut, &nOut, data ? data : empty, (uLong)n, Z_BEST_COMPRESSION);
+  if (zrc != Z_OK) return store_fail(s, "zlib compress2 failed (%d)", zrc);
+  *pnOut = nOut;
+  return 0;
+}
+
+/*
+** Inserts; or, when the key exists, keeps an equal payload, replaces a
+** different device payload, and refuses a different oracle payload.  The
+** decision and the write happen under one write transaction.
+*/
+int store_golden_put(store *s, const char *case_id, int step, const char *stage,
+                     const char *tensor, const char *source, int oracle_version,
+                     const char *dtype, const char *shape, const void *data, size_t n,
+                     const char *digest, long long run_id) {
+  static const char zInsert[] =
+    "INSERT INTO golden_payloads (case_id, step, stage, tensor, source, oracle_version,"
+    " dtype, shape, raw_bytes, digest, payload, created_run_id)"
+    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12) ON CONFLICT DO NOTHING";
+  static const char zSelect[] = "SELECT digest FROM golden_payloads WHERE " STORE_GOLDEN_KEY;
+  static const char zReplace[] =
+    "UPDATE golden_payloads SET dtype = ?7, shape = ?8, raw_bytes = ?9, digest = ?10,"
+    " payload = ?11, created_run_id = ?12 WHERE " STORE_GOLDEN_KEY;
+  const store_golden_key k = {case_id, step, stage, tensor, source, oracle_version};
+  store_golden_row r = {dtype, shape, digest, n, NULL, 0, run_id};
+  unsigned char *zBlob = NULL;
+  sqlite3_stmt *st = NULL;
+  const char *zStored = NULL;
+  int rc = store_golden_compress(s, data, n, &zBlob, &r.nBlob);
+  r.zBlob = zBlob;
+  if (!rc) rc = store_tx_begin(s);
+  if (!rc) rc = store_golden_prepare(s, zInsert, &k, &r, &st);
+  if (!rc) rc = store_step_done(st);
+  if (rc || sqlite3_changes(store_sqlite(s)) == 1) goto cleanup; /* error, or new */
+
+  sqlite3_finalize(st); /* the key exists: compare digests */
+  rc = store_golden_prepare(s, zSelect, &k, NULL, &st);
+  if (!rc && (rc = sqlite3_step(st)) == SQLITE_ROW) rc = SQLITE_OK;
+  if (rc) goto cleanup;
+  zStored = (const char *)sqlite3_column_text(st, 0);
+  if (digest && strcmp(zStored, digest) == 0) goto cleanup; /* the same payload again */
+  if (!source || strcmp(source, "device") != 0) {
+    rc = store_fail(s, "golden %s step %d %s/%s (%s, oracle v%d) is stored with digest %s; "
+                    "refusing to replace it with %s", case_id, step, stage, tensor,
+                    source ? source : "(null)", oracle_version, zStored,
+                    digest ? digest : "(null)");
+    goto cleanup;
+  }
+  sqlite3_finalize(st); /* a newer device capture replaces the older */
+  rc = store_golden_prepare(s, zReplace, &k, &r, &st);
+  if (!rc) rc = store_step_done(st);
+cleanup:
+  if (!rc) rc = store_tx_commit(s);
+  if (rc > 0) store_fail_sqlite(s, rc, "cannot store golden payload");
+  sqlite3_finalize(st);
+  if (rc) store_tx_rollback(s);
+  free(zBlob);
+  return rc;
+}
+
+/* Decompresses into exactly raw_bytes bytes; anything else is corruption. */
+int store_golden_get(store *s, const char *case_id, int step, const char *stage,
+                     const char *tensor, const char *source, int oracle_version, void **data,
+                     size_t *n) {
+  static const char zSql[] =
+    "SELECT raw_bytes, payload FROM golden_payloads WHERE " STORE_GOLDEN_KEY;
+  const store_golden_key k = {case_id, step, stage, tensor, source, oracle_version};
+  sqlite3_stmt *st = NULL;
+  unsigned char *zOut = NULL;
+  sqlite3_int64 nRaw = 0;
+  uLongf nOut = 0;
+  int bAbsent = 0, zrc;
+  int rc = store_golden_prepare(s, zSql, &k, NULL, &st);
+  *data = NULL;
+  *n = 0;
+  if (!rc) rc = sqlite3_step(st);
+  if (rc == SQLITE_DONE) bAbsent = 1;
+  if (rc == SQLITE_DONE || rc != SQLITE_ROW) goto cleanup;
+  rc = SQLITE_OK;
+  nRaw = sqlite3_column_int64(st, 0);
+  if (nRaw < 0 || (sqlite3_uint64)nRaw != (uLong)nRaw || (sqlite3_uint64)nRaw > SIZE_MAX) {
+    rc = store_fail(s, "golden %s step %d %s/%s: bad raw_bytes %lld", case_id, step, stage,
+                    tensor, (long long)nRaw);
+    goto cleanup;
+  }
+  zOut = malloc(nRaw ? (size_t)nRaw : 1);
+  if (!zOut) {
+    rc = store_fail(s, "out of memory reading a golden payload of %lld bytes", (long long)nRaw);
+    goto cleanup;
+  }
+  nOut = (uLongf)nRaw;
+  zrc = uncompress(zOut, &nOut, sqlite3_column_blob(st, 1), (uLong)sqlite3_column_bytes(st, 1));
+  if (zrc != Z_OK || nOut != (uLongf)nRaw) {
+    rc = store_fail(s, "golden %s step %d %s/%s: payload does not decompress to %lld bytes "
+                    "(zlib %d)", case_id, step, stage, tensor, (long long)nRaw, zrc);
+    goto cleanup;
+  }
+  *data = zOut;
+  *n = (size_t)nRaw;
+  zOut = NULL;
+cleanup:
+  if (bAbsent) rc = SQLITE_OK;
+  if (rc > 0) store_fail_sqlite(s, rc, "cannot read golden payload");
+  sqlite3_finalize(st);
+  free(zOut);
+  return rc ? -1 : bAbsent;
+}

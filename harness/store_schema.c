@@ -1,0 +1,103 @@
+/*
+** store_schema.c: the store's migrations, oldest first.
+**
+** store_schema_migrations[i] takes a bitgate database from user_version i to
+** i + 1.  store_open runs every missing one, then checks the version, in a
+** single transaction, so a file is always at some whole version.
+**
+** Rules for a new migration:
+**   - append it, bump STORE_SCHEMA_VERSION in store.h; never edit a shipped one;
+**   - end it with "PRAGMA user_version = N;" (PRAGMA takes no bound
+**     parameters, so the version is a literal here, and store_open checks it);
+**   - reports/ reads these tables: renaming a column breaks reports.
+**
+** Timestamps are ISO-8601 UTC text with milliseconds, e.g.
+** 2024-05-01T12:00:00.123Z, produced by SQLite itself (STORE_NOW_SQL).
+*/
+#include "harness/store.h"
+
+/* Version 0 -> 1: the first schema. */
+static const char store_schema_v1[] =
+  /* 1650947121 == 0x62677431 == STORE_APPLICATION_ID, "bgt1" */
+  "PRAGMA application_id = 1650947121;\n"
+
+  "CREATE TABLE runs (\n"
+  "  id                 INTEGER PRIMARY KEY,\n"
+  "  started_at         TEXT NOT NULL,\n"
+  "  ended_at           TEXT,\n"
+  "  status             TEXT NOT NULL DEFAULT 'running'\n"
+  "                     CHECK (status IN ('running','passed','failed','error')),\n"
+  "  exit_code          INTEGER,\n"
+  "  git_rev            TEXT,\n"
+  "  bitgate_version    TEXT,\n"
+  "  oracle_version     INTEGER,\n"
+  "  numerics_version   INTEGER,\n"
+  "  kernel_hash        TEXT,\n"
+  "  nvrtc_version      TEXT,\n"
+  "  nvrtc_options      TEXT,\n"
+  "  driver_version     INTEGER,\n"
+  "  device_name        TEXT,\n"
+  "  compute_capability TEXT,\n"
+  "  host               TEXT,\n"
+  "  suite              TEXT,\n"
+  "  shard              TEXT,\n"
+  "  command_line       TEXT\n"
+  ");\n"
+
+  "CREATE TABLE cases (\n"
+  "  id           TEXT PRIMARY KEY,\n" /* e.g. is.valid.1f3c9a02 */
+  "  op           TEXT NOT NULL,\n"
+  "  family       TEXT NOT NULL,\n"
+  "  spec         TEXT NOT NULL,\n" /* the canonical one-line spec */
+  "  first_run_id INTEGER REFERENCES runs(id)\n"
+  ");\n"
+
+  "CREATE TABLE results (\n"
+  "  run_id               INTEGER NOT NULL REFERENCES runs(id),\n"
+  "  case_id              TEXT NOT NULL REFERENCES cases(id),\n"
+  "  lane                 TEXT NOT NULL,\n"
+  "  step                 INTEGER NOT NULL,\n"
+  "  status               TEXT NOT NULL CHECK (status IN ('pass','mismatch',\n"
+  "                         'error_parity','crash','timeout','unavailable','skipped',\n"
+  "                         'nondeterministic','waived','fail')),\n"
+  /* First mismatch; all NULL when there is none. */
+  "  tensor               TEXT,\n"
+  "  flat_offset          INTEGER,\n"
+  "  coords               TEXT,\n" /* e.g. [0,3,1,7] */
+  "  expected_hex         TEXT,\n"
+  "  actual_hex           TEXT,\n"
+  "  ulp_distance         INTEGER,\n" /* NULL when not applicable */
+  "  mismatch_count       INTEGER NOT NULL DEFAULT 0,\n"
+  "  nan_equivalent_count INTEGER NOT NULL DEFAULT 0,\n"
+  "  oracle_ms            REAL,\n"
+  "  device_ms            REAL,\n"
+  "  message              TEXT,\n"
+  "  recorded_at          TEXT NOT NULL,\n"
+  "  PRIMARY KEY (run_id, case_id, lane, step)\n"
+  ");\n"
+  /* A case's history across runs; a run's failures for summaries. */
+  "CREATE INDEX results_by_case ON results (case_id);\n"
+  "CREATE INDEX results_by_run_status ON results (run_id, status);\n"
+
+  "CREATE TABLE golden_payloads (\n"
+  "  id             INTEGER PRIMARY KEY,\n"
+  "  case_id        TEXT NOT NULL REFERENCES cases(id),\n"
+  "  step           INTEGER NOT NULL,\n"
+  "  stage          TEXT NOT NULL,\n"
+  "  tensor         TEXT NOT NULL,\n"
+  "  source         TEXT NOT NULL CHECK (source IN ('oracle','device')),\n"
+  "  oracle_version INTEGER NOT NULL,\n"
+  "  dtype          TEXT NOT NULL,\n"
+  "  shape          TEXT NOT NULL,\n"
+  "  raw_bytes      INTEGER NOT NULL CHECK (raw_bytes >= 0),\n" /* uncompressed size */
+  "  digest         TEXT NOT NULL,\n"
+  "  payload        BLOB NOT NULL,\n" /* zlib stream (compress2) */
+  "  created_run_id INTEGER REFERENCES runs(id),\n"
+  "  UNIQUE (case_id, step, stage, tensor, source, oracle_version)\n"
+  ");\n"
+
+  "PRAGMA user_version = 1;\n";
+
+const char *const store_schema_migrations[STORE_SCHEMA_VERSION] = {
+  store_schema_v1,
+};

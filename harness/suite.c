@@ -1,0 +1,64 @@
+/*
+** suite.c: see suite.h.
+*/
+#include "harness/suite.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *suite_default_dir(void) {
+  const char *env = getenv("BITGATE_CORPUS");
+  return env && *env ? env : BITGATE_SOURCE_DIR "/corpus";
+}
+
+static int suite_push(suite *s, const char *line) {
+  char **grown = realloc(s->specs, (size_t)(s->count + 1) * sizeof *grown);
+  if (!grown) return -1;
+  s->specs = grown;
+  if (!(s->specs[s->count] = strdup(line))) return -1;
+  s->count++;
+  return 0;
+}
+
+int suite_load(const char *dir, const char *name, suite *out, char *err, size_t err_len) {
+  char path[4096], *line = NULL;
+  size_t cap = 0;
+  ssize_t len;
+  FILE *f;
+  int rc = 0;
+  out->specs = NULL;
+  out->count = 0;
+  if (!*name || strchr(name, '/')) {
+    snprintf(err, err_len, "suite name '%s' is not a plain name", name);
+    return -1;
+  }
+  snprintf(path, sizeof path, "%s/%s.suite", dir, name);
+  if (!(f = fopen(path, "r"))) {
+    snprintf(err, err_len, "cannot read suite '%s' at %s: %s", name, path, strerror(errno));
+    return -1;
+  }
+  while ((len = getline(&line, &cap, f)) >= 0) {
+    while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r' || line[len - 1] == ' '))
+      line[--len] = '\0';
+    if (len == 0 || line[0] == '#') continue;
+    if (suite_push(out, line) != 0) {
+      snprintf(err, err_len, "out of memory reading %s", path);
+      rc = -1;
+      break;
+    }
+  }
+  free(line);
+  fclose(f);
+  if (rc) suite_free(out);
+  return rc;
+}
+
+void suite_free(suite *s) {
+  int i;
+  for (i = 0; i < s->count; i++) free(s->specs[i]);
+  free(s->specs);
+  s->specs = NULL;
+  s->count = 0;
+}

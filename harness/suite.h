@@ -1,0 +1,22 @@
+/*
+** suite.h: committed suites (corpus/NAME.suite), one canonical spec per line;
+** blank lines and lines starting with '#' are ignored.
+*/
+#ifndef SUITE_H
+#define SUITE_H
+
+#include <stddef.h>
+
+typedef struct suite {
+  char **specs;
+  int count;
+} suite;
+
+/* Loads DIR/NAME.suite.  0 on success; else err names the file and the problem. */
+int suite_load(const char *dir, const char *name, suite *out, char *err, size_t err_len);
+void suite_free(suite *s);
+
+/* The corpus directory: $BITGATE_CORPUS, else the source tree's corpus/. */
+const char *suite_default_dir(void);
+
+#endif

@@ -1,0 +1,223 @@
+/*
+** test_cli.c: the bitgate command line as a user meets it: versions, exit
+** codes, one-line usage errors, database errors that name the path, foreign
+** and corrupt databases left untouched, and a default run recorded in SQLite.
+*/
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+typedef struct outcome {
+  int status;
+  char out[16384], err[16384];
+} outcome;
+
+static void slurp(int fd, char *buf, size_t cap) {
+  size_t used = 0;
+  ssize_t n;
+  while (used + 1 < cap && (n = read(fd, buf + used, cap - 1 - used)) > 0) used += (size_t)n;
+  buf[used] = '\0';
+}
+
+/* Runs bitgate with the given arguments (NULL-terminated) in directory dir. */
+static outcome *run_bitgate(const char *dir, const char *const *args) {
+  static outcome o;
+  const char *argv[32];
+  int out_pipe[2], err_pipe[2], i, st;
+  pid_t pid;
+  argv[0] = BITGATE_BINARY;
+  for (i = 0; args[i]; i++) argv[i + 1] = args[i];
+  argv[i + 1] = NULL;
+  cr_assert(pipe(out_pipe) == 0 && pipe(err_pipe) == 0);
+  pid = fork();
+  cr_assert(pid >= 0);
+  if (pid == 0) {
+    dup2(out_pipe[1], 1);
+    dup2(err_pipe[1], 2);
+    close(out_pipe[0]);
+    close(err_pipe[0]);
+    if (dir && chdir(dir) != 0) _exit(126);
+    execv(argv[0], (char *const *)argv);
+    _exit(127);
+  }
+  close(out_pipe[1]);
+  close(err_pipe[1]);
+  slurp(out_pipe[0], o.out, sizeof o.out); /* outputs are small: no deadlock */
+  slurp(err_pipe[0], o.err, sizeof o.err);
+  close(out_pipe[0]);
+  close(err_pipe[0]);
+  waitpid(pid, &st, 0);
+  o.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  return &o;
+}
+
+#define RUN(dir, ...) run_bitgate(dir, (const char *const[]){__VA_ARGS__, NULL})
+
+static int line_count(const char *s) {
+  int n = 0;
+  for (; *s; s++) n += *s == '\n';
+  return n;
+}
+
+static char tmp[256];
+static void make_tmp(void) {
+  strcpy(tmp, "/tmp/bitgate-cli-XXXXXX");
+  cr_assert(mkdtemp(tmp) != NULL);
+}
+static void remove_tmp(void) {
+  char cmd[300];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
+  cr_expect(system(cmd) == 0);
+}
+
+TestSuite(cli, .init = make_tmp, .fini = remove_tmp);
+
+Test(cli, version_names_every_component) {
+  outcome *o = RUN(NULL, "--version");
+  const char *keys[] = {"bitgate ", "oracle ", "numerics ", "nvrtc ", "git ", "gpu "};
+  size_t i;
+  cr_assert_eq(o->status, 0);
+  for (i = 0; i < sizeof keys / sizeof *keys; i++) cr_expect(strstr(o->out, keys[i]), "missing '%s'", keys[i]);
+  cr_expect(strcmp(o->out, RUN(NULL, "version")->out) == 0);
+}
+
+Test(cli, every_command_has_help) {
+  const char *cmds[] = {"run", "numerics", "audit", "version"};
+  size_t i;
+  for (i = 0; i < sizeof cmds / sizeof *cmds; i++) {
+    outcome *o = RUN(NULL, cmds[i], "--help");
+    cr_expect_eq(o->status, 0, "%s --help", cmds[i]);
+    cr_expect(strstr(o->out, "usage: bitgate") != NULL, "%s --help", cmds[i]);
+    cr_expect(strstr(o->out, "exit codes") != NULL, "%s --help lists exit codes", cmds[i]);
+  }
+  cr_expect(RUN(NULL, "--help")->status == 0);
+}
+
+Test(cli, usage_errors_exit_2_with_one_line) {
+  struct {
+    const char *const *args;
+    const char *names;
+  } rows[] = {
+      {(const char *const[]){"frobnicate", NULL}, "'frobnicate'"},
+      {(const char *const[]){"run", "--bogus", NULL}, "'--bogus'"},
+      {(const char *const[]){"run", "--db", NULL}, "'--db'"},
+      {(const char *const[]){"numerics", "check", "--threads", "0", NULL}, "--threads"},
+      {(const char *const[]){"numerics", "prove", NULL}, "'prove'"},
+      {(const char *const[]){"numerics", "check", "--func", "tan", NULL}, "'tan'"},
+      {(const char *const[]){"version", "extra", NULL}, "'extra'"},
+  };
+  size_t i;
+  for (i = 0; i < sizeof rows / sizeof *rows; i++) {
+    outcome *o = run_bitgate(NULL, rows[i].args);
+    cr_expect_eq(o->status, 2, "row %zu: status %d", i, o->status);
+    cr_expect_eq(line_count(o->err), 1, "row %zu: stderr '%s'", i, o->err);
+    cr_expect(strstr(o->err, rows[i].names) != NULL, "row %zu names %s: '%s'", i, rows[i].names, o->err);
+  }
+  cr_expect(RUN(NULL, "run", "--bogus")->status == 2);
+  cr_expect(run_bitgate(NULL, (const char *const[]){NULL})->status == 2, "no command at all");
+}
+
+Test(cli, unopenable_database_exits_3_naming_path) {
+  char path[400];
+  outcome *o;
+  snprintf(path, sizeof path, "%s/missing-dir/results.db", tmp);
+  o = RUN(NULL, "run", "--db", path);
+  cr_expect_eq(o->status, 3);
+  cr_expect(strstr(o->err, path) != NULL, "'%s'", o->err);
+  o = RUN(NULL, "run", "--db", tmp); /* a directory */
+  cr_expect_eq(o->status, 3);
+  cr_expect(strstr(o->err, tmp) != NULL, "'%s'", o->err);
+}
+
+static void file_bytes(const char *path, char *buf, size_t cap, size_t *n) {
+  FILE *f = fopen(path, "rb");
+  cr_assert(f);
+  *n = fread(buf, 1, cap, f);
+  fclose(f);
+}
+
+Test(cli, foreign_and_corrupt_databases_are_refused_untouched) {
+  static char before[65536], after[65536];
+  char path[400];
+  size_t nb, na;
+  sqlite3 *db;
+  outcome *o;
+  FILE *f;
+  snprintf(path, sizeof path, "%s/foreign.db", tmp);
+  cr_assert(sqlite3_open(path, &db) == SQLITE_OK);
+  cr_assert(sqlite3_exec(db, "CREATE TABLE invoices(id INTEGER)", 0, 0, 0) == SQLITE_OK);
+  sqlite3_close(db);
+  file_bytes(path, before, sizeof before, &nb);
+  o = RUN(NULL, "run", "--db", path);
+  cr_expect_eq(o->status, 3);
+  cr_expect(strstr(o->err, "not a bitgate database") != NULL, "'%s'", o->err);
+  file_bytes(path, after, sizeof after, &na);
+  cr_expect(na == nb && memcmp(before, after, nb) == 0, "foreign database was modified");
+
+  snprintf(path, sizeof path, "%s/corrupt.db", tmp);
+  f = fopen(path, "wb");
+  memset(before, 0xa5, 4096);
+  fwrite(before, 1, 4096, f);
+  fclose(f);
+  o = RUN(NULL, "run", "--db", path);
+  cr_expect_eq(o->status, 3);
+  cr_expect(strstr(o->err, path) != NULL, "'%s'", o->err);
+  file_bytes(path, after, sizeof after, &na);
+  cr_expect(na == 4096 && memcmp(before, after, 4096) == 0, "corrupt file was modified");
+}
+
+static long long query_int(const char *path, const char *sql) {
+  sqlite3 *db;
+  sqlite3_stmt *st;
+  long long v = -1;
+  cr_assert(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK);
+  cr_assert(sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK, "%s", sqlite3_errmsg(db));
+  if (sqlite3_step(st) == SQLITE_ROW) v = sqlite3_column_int64(st, 0);
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  return v;
+}
+
+Test(cli, default_run_records_provenance_in_bitgate_db) {
+  char path[400];
+  outcome *o = RUN(tmp, "run");
+  cr_expect_eq(o->status, 0, "stdout '%s' stderr '%s'", o->out, o->err);
+  snprintf(path, sizeof path, "%s/bitgate.db", tmp);
+  cr_assert(access(path, F_OK) == 0, "run must default to ./bitgate.db");
+  cr_expect_eq(query_int(path, "SELECT count(*) FROM runs WHERE status='passed' AND exit_code=0 AND "
+                               "suite='gate' AND oracle_version=1 AND length(git_rev)>0 AND "
+                               "length(kernel_hash)>0 AND length(host)>0 AND ended_at IS NOT NULL"),
+               1);
+  cr_expect_eq(RUN(tmp, "run", "--db", path)->status, 0);
+  cr_expect_eq(query_int(path, "SELECT count(*) FROM runs"), 2, "a second run adds a row");
+}
+
+Test(cli, cases_without_a_generator_fail_and_are_recorded) {
+  char suite[400], db[400];
+  FILE *f;
+  outcome *o;
+  snprintf(suite, sizeof suite, "%s/tiny.suite", tmp);
+  f = fopen(suite, "w");
+  fputs("# a family this build does not know\nfamily=zz.none op=None seed=1\n", f);
+  fclose(f);
+  snprintf(db, sizeof db, "%s/r.db", tmp);
+  o = RUN(NULL, "run", "--corpus", tmp, "--suite", "tiny", "--db", db);
+  cr_expect_eq(o->status, 1, "'%s' '%s'", o->out, o->err);
+  cr_expect(strstr(o->out, "zz.none") != NULL);
+  cr_expect_eq(query_int(db, "SELECT count(*) FROM results WHERE status='fail' AND case_id LIKE 'zz.none.%'"), 1);
+  o = RUN(NULL, "run", "--corpus", tmp, "--suite", "absent", "--db", db);
+  cr_expect_eq(o->status, 3);
+  cr_expect(strstr(o->err, "absent.suite") != NULL, "'%s'", o->err);
+}
+
+Test(cli, require_gpu_without_one_exits_3) {
+  outcome *v = RUN(NULL, "--version");
+  if (!strstr(v->out, "gpu none")) cr_skip_test("a GPU is present here");
+  cr_expect_eq(RUN(tmp, "run", "--require-gpu")->status, 3);
+}

@@ -1,0 +1,40 @@
+/*
+** nx_order.h: the total order on binary32 and the maximum used by softmax.
+**
+** Total order (DESIGN.md "Top-k ties"; Rust's f32::total_cmp):
+**   -NaN < -inf < ... < -0 < +0 < ... < +inf < +NaN,
+** NaNs ordered by payload.  nx_f32_order_key maps a float to an unsigned key
+** whose plain integer order is that total order, so sorts and radix selects can
+** work on keys.
+**
+** Maximum: NaN-ignoring (the non-NaN argument wins; two NaNs give the first),
+** and +0 is taken to be above -0, so the result never depends on argument
+** order.  For non-NaN values this makes a max over a set order-free, which is
+** what lets kernels reduce it in parallel.
+*/
+#ifndef NX_ORDER_H
+#define NX_ORDER_H
+
+#include "nx_base.h"
+
+NX_FN nx_u32 nx_f32_order_key(float x) {
+  nx_u32 u = nx_f32_bits(x);
+  return (u & 0x80000000u) ? ~u : (u | 0x80000000u);
+}
+
+/* -1, 0 or 1 as a orders before, with, or after b. */
+NX_FN int nx_f32_total_cmp(float a, float b) {
+  nx_u32 ka = nx_f32_order_key(a), kb = nx_f32_order_key(b);
+  return (ka > kb) - (ka < kb);
+}
+
+NX_FN float nx_maxf(float a, float b) {
+  if (nx_f32_is_nan(a)) return b;
+  if (nx_f32_is_nan(b)) return a;
+  if (a > b) return a;
+  if (b > a) return b;
+  /* equal: identical bits, or +0 and -0 where the AND clears the sign */
+  return nx_f32_from_bits(nx_f32_bits(a) & nx_f32_bits(b));
+}
+
+#endif /* NX_ORDER_H */
