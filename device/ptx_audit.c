@@ -41,19 +41,7 @@ int ptx_audit_fma_allowance(const char *source_name) {
   return 0;
 }
 
-/*
-** Kernels `bitgate audit` does not audit.  Only reference code that exists to
-** be compared against, never code a production kernel runs.
-*/
-static const char *const audit_skipped[] = {NULL};
-
-int ptx_audit_skips(const char *source_name) {
-  int i;
-  for (i = 0; audit_skipped[i]; i++)
-    if (!strcmp(audit_skipped[i], source_name)) return 1;
-  return 0;
-}
-
+/* in the bit order of enum ptx_rule */
 static const char *const rule_names[] = {"approx", "ftz", "fma", "bare-arith", "div-full",
                                          "libdevice"};
 #define RULE_COUNT ((int)(sizeof rule_names / sizeof rule_names[0]))
@@ -325,10 +313,6 @@ int ptx_audit_all_kernels(FILE *out, const char *only_kernel) {
     const char *name = kernel_sources[i].name;
     if (!is_kernel_file(name) || (only_kernel && strcmp(name, only_kernel))) continue;
     seen++;
-    if (ptx_audit_skips(name)) {
-      fprintf(out, "skipped %s: reference intrinsics, not production\n", name);
-      continue;
-    }
     if (audit_one_kernel(out, name) != PTX_AUDIT_CLEAN) status = PTX_AUDIT_FINDINGS;
   }
   if (only_kernel && !seen) {

@@ -78,7 +78,4 @@ void ptx_finding_print(FILE *out, const char *source_name, const ptx_finding *f)
 */
 int ptx_audit_all_kernels(FILE *out, const char *only_kernel);
 
-/* 1 when audit_all skips this kernel file (reference-only code). */
-int ptx_audit_skips(const char *source_name);
-
 #endif /* DEVICE_PTX_AUDIT_H */

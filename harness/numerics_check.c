@@ -138,10 +138,21 @@ static void check_pow_unit(long long unit, check_tally *t) {
   }
 }
 
+/*
+** The whole domain of the RoPE frequency formula of the CSA seed,
+** pow(160000, -(2p) / D) for every even rope dimension D <= 1024 and every
+** pair p < D/2, the exponent computed in binary32 as the seed writes it.
+*/
+static void check_pow_rope_unit(long long unit, check_tally *t) {
+  int dim = 2 * (int)(unit + 1), p;
+  for (p = 0; p < dim / 2; p++) check_pow_one(160000.0f, -((float)(2 * p)) / (float)dim, t);
+}
+
 static const check_def transcendental_checks[] = {
     {"expf", STRATA, check_exp_unit},
     {"sinf+cosf", STRATA, check_sincos_unit},
     {"powf", STRATA, check_pow_unit},
+    {"powf rope", 512, check_pow_rope_unit},
 };
 
 /* ---- runner --------------------------------------------------------------- */

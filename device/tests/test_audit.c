@@ -86,7 +86,7 @@ Test(audit, every_embedded_kernel_passes_under_pinned_options) {
     const char *name = kernel_sources[i].name;
     size_t len = strlen(name);
     ptx_audit_result r;
-    if (len < 3 || strcmp(name + len - 3, ".cu") || ptx_audit_skips(name)) continue;
+    if (len < 3 || strcmp(name + len - 3, ".cu")) continue;
     n_kernels++;
     cr_expect_eq(audit_build(name, NULL, NULL, 0, &r), 0, "%s has %d audit findings", name,
                  r.n_findings);
