@@ -23,7 +23,8 @@ static const char numerics_help[] =
     "                y of pow(160000, y); slow); --from/--to limit the input bit\n"
     "                patterns to [N, M) so the proof can be split\n"
     "  --device      the same header compiled by NVRTC, all 2^32 inputs of every\n"
-    "                function on the GPU, compared with the host (needs a GPU)\n"
+    "                function on the GPU, compared with the host (needs a GPU);\n"
+    "                --func limits it to one sweep function (exp, sin, max_neg, ...)\n"
     "  --threads N   worker threads (default: all cores)\n\n"
     "The last line reads 'numerics: N checked, M incorrect'.\n\n" EXIT_CODES_HELP;
 
@@ -50,9 +51,6 @@ static int parse_args(int argc, char **argv, numerics_args *a) {
     else if (!strcmp(argv[i], "--device")) a->device = 1;
     else if ((r = cli_option_value("numerics", argc, argv, &i, "--func", &a->func)) != 0) {
       if (r < 0) return EXIT_CODE_USAGE;
-      if (strcmp(a->func, "exp") && strcmp(a->func, "sincos") && strcmp(a->func, "pow160000") &&
-          strcmp(a->func, "all"))
-        return cli_usage_error("numerics", "--func '%s' is not one of exp, sincos, pow160000, all", a->func);
     } else if ((r = cli_option_value("numerics", argc, argv, &i, "--threads", &v)) != 0) {
       if (r < 0) return EXIT_CODE_USAGE;
       if (cli_parse_u64(v, &n) || n < 1 || n > 1024)
@@ -69,6 +67,12 @@ static int parse_args(int argc, char **argv, numerics_args *a) {
     }
   }
   if (a->from >= a->to) return cli_usage_error("numerics", "--from must be below --to");
+  if (a->device && strcmp(a->func, "all") && !numerics_device_func_known(a->func))
+    return cli_usage_error("numerics", "--func '%s' is not a device sweep function (exp, sin, cos, "
+                           "pow_160000, bf16_rn, cuda_f16_rn, max_neg, ...)", a->func);
+  if (!a->device && strcmp(a->func, "exp") && strcmp(a->func, "sincos") && strcmp(a->func, "pow160000") &&
+      strcmp(a->func, "all"))
+    return cli_usage_error("numerics", "--func '%s' is not one of exp, sincos, pow160000, all", a->func);
   return EXIT_CODE_PASS;
 }
 
@@ -96,7 +100,8 @@ int cmd_numerics(int argc, char **argv) {
     }
   if ((rc = parse_args(argc, argv, &a)) != EXIT_CODE_PASS) return rc;
   if (a.device) {
-    if (numerics_check_device(a.threads, stdout, &total, err, sizeof err) != 0)
+    if (numerics_check_device(strcmp(a.func, "all") ? a.func : NULL, a.threads, stdout, &total, err,
+                              sizeof err) != 0)
       return cli_env_error("numerics", "%s", err);
   } else if (a.exhaustive) {
     if ((rc = run_exhaustive(&a, &total)) != EXIT_CODE_PASS) return rc;

@@ -38,8 +38,13 @@ extern const int codec_check_count;
 int numerics_check_exhaustive(const char *func, unsigned long long from, unsigned long long to,
                               int threads, FILE *out, check_tally *total);
 
-/* All 2^32 inputs of every device function against the host (needs a GPU). */
-int numerics_check_device(int threads, FILE *out, check_tally *total, char *err, size_t err_len);
+/* All 2^32 inputs of every device sweep function (or only the one named
+** `only`, NULL for all) against the host (needs a GPU). */
+int numerics_check_device(const char *only, int threads, FILE *out, check_tally *total, char *err,
+                          size_t err_len);
+
+/* 1 if name is a device sweep function ("exp", "max_neg", ...). */
+int numerics_device_func_known(const char *name);
 
 /* Shared sample helpers. */
 unsigned long long check_hash(unsigned long long a, unsigned long long b, unsigned long long c);

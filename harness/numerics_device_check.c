@@ -76,7 +76,15 @@ static int sweep_function(device_sweep *s, unsigned func, unsigned *buf, int thr
   return 0;
 }
 
-int numerics_check_device(int threads, FILE *out, check_tally *total, char *err, size_t err_len) {
+int numerics_device_func_known(const char *name) {
+  unsigned func;
+  for (func = 0; func < SWEEP_FUNC_COUNT; func++)
+    if (!strcmp(name, device_sweep_func_name(func))) return 1;
+  return 0;
+}
+
+int numerics_check_device(const char *only, int threads, FILE *out, check_tally *total, char *err,
+                          size_t err_len) {
   device_sweep *s = NULL;
   unsigned *buf;
   unsigned func;
@@ -88,7 +96,8 @@ int numerics_check_device(int threads, FILE *out, check_tally *total, char *err,
     return snprintf(err, err_len, "out of memory for the 1 GiB result buffer"), -1;
   }
   for (func = 0; func < SWEEP_FUNC_COUNT && rc == 0; func++)
-    rc = sweep_function(s, func, buf, threads, out, total, err, err_len);
+    if (!only || !strcmp(only, device_sweep_func_name(func)))
+      rc = sweep_function(s, func, buf, threads, out, total, err, err_len);
   if (rc == 0)
     fprintf(out, "device: %lld results compared with the host, %lld differences\n", total->checked - compared,
             total->incorrect - before);

@@ -43,7 +43,7 @@ static __device__ unsigned sweep_eval(unsigned func, float x) {
   case SWEEP_FUNC_E2M1_ENCODE: return nx_e2m1_encode(x);
   case SWEEP_FUNC_UE8M0_FROM_RATIO: return nx_ue8m0_from_ratio(x);
   case SWEEP_FUNC_ORDER_KEY: return nx_f32_order_key(x);
-  case SWEEP_FUNC_MAX_NEG: return nx_f32_bits(nx_maxf(x, -x));
+  case SWEEP_FUNC_MAX_NEG: return nx_f32_bits(nx_maxf(x, nx_f32_neg(x)));
   case SWEEP_FUNC_CEIL_LOG2: return (unsigned)nx_ceil_log2(x);
   default: return 0xffffffffu;
   }

@@ -27,7 +27,7 @@ enum sweep_func {
   SWEEP_FUNC_E2M1_ENCODE = 11,        /* nx_e2m1_encode(x) */
   SWEEP_FUNC_UE8M0_FROM_RATIO = 12,   /* nx_ue8m0_from_ratio(x) */
   SWEEP_FUNC_ORDER_KEY = 13,          /* nx_f32_order_key(x) */
-  SWEEP_FUNC_MAX_NEG = 14,            /* bits of nx_maxf(x, -x) */
+  SWEEP_FUNC_MAX_NEG = 14,            /* bits of nx_maxf(x, nx_f32_neg(x)) */
   SWEEP_FUNC_CEIL_LOG2 = 15,          /* (unsigned)nx_ceil_log2(x) */
   SWEEP_FUNC_COUNT = 16
 };

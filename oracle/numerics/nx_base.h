@@ -89,6 +89,14 @@ NX_FN int nx_f32_is_nan(float x) {
 
 NX_FN float nx_f32_nan(void) { return nx_f32_from_bits(NX_NAN_BITS); }
 
+/*
+** Negation by the sign bit.  Use it wherever a NaN may be negated: the GPU's
+** neg.f32 returns the canonical NaN 0x7fffffff for any NaN input, while the
+** host flips the sign bit (measured on an H200 by `bitgate numerics check
+** --device`), so a plain -x is only bit-exact on non-NaN values.
+*/
+NX_FN float nx_f32_neg(float x) { return nx_f32_from_bits(nx_f32_bits(x) ^ 0x80000000u); }
+
 NX_FN float nx_f32_abs(float x) {
   return nx_f32_from_bits(nx_f32_bits(x) & 0x7fffffffu);
 }
