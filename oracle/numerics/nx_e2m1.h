@@ -7,7 +7,7 @@
 ** rounds to nearest, ties to the even code: 0.25->0, 0.75->1, 1.25->1,
 ** 1.75->2, 2.5->2, 3.5->4, 5->4.  The sign is kept (-0 -> 0x8).
 ** E2M1 has no NaN: a NaN element encodes as +0 (code 0x0), a choice recorded in
-** oracle/SPEC.md.  Exact: comparisons against exact thresholds.
+** NUMERICS.md.  Exact: comparisons against exact thresholds.
 **
 ** Block of 32: amax (NaN ignored) floored at 6 * 2^-126; e = ue8m0(amax / 6);
 ** q_i = x_i / 2^(e-127).  Element 2i goes in the low nibble of byte i,
