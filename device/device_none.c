@@ -54,13 +54,6 @@ int nvrtc_compile_cubin(const char *kernel_name, int sm, nvrtc_output *out) {
   return no_nvrtc(out);
 }
 
-void nvrtc_output_free(nvrtc_output *out) {
-  if (!out) return;
-  free(out->code);
-  free(out->log);
-  out->code = out->log = NULL;
-  out->size = 0;
-}
 
 /* ---- numerics_sweep.h --------------------------------------------------- */
 

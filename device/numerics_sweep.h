@@ -17,6 +17,7 @@
 
 #include "device/kernels/numerics_sweep_funcs.h"
 #include "oracle/numerics/numerics.h"
+#include "device/kernels/numerics_sweep_eval.h"
 
 #include <stddef.h>
 
@@ -70,26 +71,7 @@ static inline const char *device_sweep_func_name(unsigned func) {
 ** storage conversions, and the sin/cos pair must be consistent (1).
 */
 static inline unsigned device_sweep_expected(unsigned func, unsigned x_bits) {
-  float x = nx_f32_from_bits(x_bits), s, c;
-  switch (func) {
-  case SWEEP_FUNC_EXP: return nx_f32_bits(nx_expf(x));
-  case SWEEP_FUNC_SIN: nx_sincosf(x, &s, &c); return nx_f32_bits(s);
-  case SWEEP_FUNC_COS: nx_sincosf(x, &s, &c); return nx_f32_bits(c);
-  case SWEEP_FUNC_SINCOS_PAIR_CONSISTENT: return 1;
-  case SWEEP_FUNC_POW_160000: return nx_f32_bits(nx_powf(160000.0f, x));
-  case SWEEP_FUNC_BF16_ROUND_SEED: return nx_bf16_round_bits(x);
-  case SWEEP_FUNC_BF16_RN:
-  case SWEEP_FUNC_CUDA_BF16_RN: return nx_bf16_from_f32(x);
-  case SWEEP_FUNC_F16_RN:
-  case SWEEP_FUNC_CUDA_F16_RN: return nx_f16_from_f32(x);
-  case SWEEP_FUNC_E4M3_ENCODE: return nx_e4m3_encode(x);
-  case SWEEP_FUNC_E2M1_ENCODE: return nx_e2m1_encode(x);
-  case SWEEP_FUNC_UE8M0_FROM_RATIO: return nx_ue8m0_from_ratio(x);
-  case SWEEP_FUNC_ORDER_KEY: return nx_f32_order_key(x);
-  case SWEEP_FUNC_MAX_NEG: return nx_f32_bits(nx_maxf(x, nx_f32_neg(x)));
-  case SWEEP_FUNC_CEIL_LOG2: return (unsigned)nx_ceil_log2(x);
-  default: return 0xffffffffu;
-  }
+  return sweep_numerics_eval(func, nx_f32_from_bits(x_bits));
 }
 
 #endif /* DEVICE_NUMERICS_SWEEP_H */

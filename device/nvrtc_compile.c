@@ -184,10 +184,3 @@ int nvrtc_compile_cubin(const char *kernel_name, int sm, nvrtc_output *out) {
   return nvrtc_compile_program(kernel_name, NULL, options, 1, 1, out);
 }
 
-void nvrtc_output_free(nvrtc_output *out) {
-  if (!out) return;
-  free(out->code);
-  free(out->log);
-  out->code = out->log = NULL;
-  out->size = 0;
-}
