@@ -17,6 +17,9 @@ static const struct command {
   const char *summary;
 } commands[] = {
     {"run", cmd_run, "run a suite: oracle against device, every lane, results into SQLite"},
+    {"list", cmd_list, "list the case ids of a suite"},
+    {"show", cmd_show, "print a case's spec and where it comes from"},
+    {"repro", cmd_repro, "rerun one case by id; print 'identical' or the first mismatch"},
     {"numerics", cmd_numerics, "prove the frozen numerics correctly rounded (MPFR, GPU)"},
     {"audit", cmd_audit, "compile every kernel with the pinned NVRTC options and audit the PTX"},
     {"version", cmd_version, "print versions, git revision and whether a GPU is present"},

@@ -344,6 +344,22 @@ cleanup:
   return rc;
 }
 
+int store_case_spec(store *s, const char *case_id, char *spec, size_t spec_len) {
+  sqlite3_stmt *st = NULL;
+  int rc = store_prepare(s, "SELECT spec FROM cases WHERE id = ?1", &st), found = 0;
+  if (!rc) rc = sqlite3_bind_text(st, 1, case_id, -1, SQLITE_STATIC);
+  if (!rc && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+    snprintf(spec, spec_len, "%s", (const char *)sqlite3_column_text(st, 0));
+    found = 1;
+    rc = SQLITE_OK;
+  } else if (rc == SQLITE_DONE) {
+    rc = SQLITE_OK;
+  }
+  if (rc) store_fail_sqlite(s, rc, "cannot read case");
+  sqlite3_finalize(st);
+  return rc ? -1 : found ? 0 : 1;
+}
+
 /* ---- Results ---------------------------------------------------------- */
 
 /* Binds a timing, or NULL for a negative or NaN one (lane not timed). */

@@ -95,6 +95,9 @@ int store_case_put(store *s, const char *case_id, const char *op, const char *fa
 **   oracle_ms, device_ms < 0 or NaN: lane not timed, stored NULL.
 ** NULL strings are stored as NULL; case_id, lane and status are required.
 */
+/* The stored spec of a case: 0 and spec filled, 1 when absent, -1 on error. */
+int store_case_spec(store *s, const char *case_id, char *spec, size_t spec_len);
+
 typedef struct store_result {
   const char *case_id, *lane;
   int step;

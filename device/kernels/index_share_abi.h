@@ -1,0 +1,55 @@
+/*
+** index_share_abi.h: what index_share.cu and its launcher
+** (device/index_share_device.c) must agree on: kernel names, block sizes,
+** storage codes, the per-row validation record and the rule codes.
+** Plain C and CUDA C++ alike; no includes.
+*/
+#ifndef INDEX_SHARE_ABI_H
+#define INDEX_SHARE_ABI_H
+
+#define IS_KERNEL_FILE "index_share.cu"
+#define IS_KERNEL_FRONTIER "index_share_frontier"
+#define IS_KERNEL_PRESENT "index_share_present"
+#define IS_KERNEL_PRESENT_CAPACITY "index_share_present_capacity"
+#define IS_KERNEL_VALIDATE "index_share_validate_rows"
+#define IS_KERNEL_ROWS "index_share_rows"
+
+#define IS_FRONTIER_THREADS 256 /* one block per batch */
+#define IS_COPY_THREADS 256     /* present builds: one thread per element, grid-stride */
+#define IS_VALIDATE_THREADS 128 /* one thread per index row, grid-stride */
+#define IS_ROW_THREADS 128      /* one block per output row, block-stride */
+
+/* Storage of every floating tensor (the contract makes them all one dtype). */
+#define IS_STORAGE_F32 0
+#define IS_STORAGE_F16 1
+#define IS_STORAGE_BF16 2
+
+/*
+** The rule codes the validation kernel writes; equal to oracle/op_error.h's
+** enum index_rule (the launcher checks this at compile time).
+*/
+#define IS_RULE_NONE 0
+#define IS_RULE_SENTINEL 1
+#define IS_RULE_AFTER_PADDING 2
+#define IS_RULE_OUT_OF_RANGE 3
+#define IS_RULE_DUPLICATE 4
+#define IS_RULE_NOT_INCREASING 5
+#define IS_RULE_ALL_PADDING 6
+
+/*
+** One record of IS_STATUS_WORDS 64-bit words per index row (row = (batch *
+** index_heads + head) * q_seq + query): the rule (IS_RULE_*), the column of
+** the first violation (-1 for all-padding or none), the offending value, and
+** the bound it broke (out of range) or the previous value (duplicate, not
+** increasing); 0 otherwise.
+*/
+#define IS_STATUS_WORDS 4
+#define IS_STATUS_RULE 0
+#define IS_STATUS_COLUMN 1
+#define IS_STATUS_VALUE 2
+#define IS_STATUS_AUX 3
+
+/* The capture-error bit of a bad index row; equals INDEX_SHARE_LATCH_BIT. */
+#define IS_LATCH_INDEX_BIT 512u
+
+#endif /* INDEX_SHARE_ABI_H */

@@ -1,0 +1,85 @@
+/*
+** case_runner.c: lane bookkeeping and dispatch by family (see case_runner.h).
+*/
+#include "harness/case_runner.h"
+#include "cases/case_spec.h"
+#include "harness/run_index_share.h"
+#include "harness/store.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static const char *const lane_names[LANE_COUNT] = {"oracle", "eager", "capture", "poison"};
+
+const char *lane_name(lane l) { return (unsigned)l < LANE_COUNT ? lane_names[l] : "?"; }
+
+int lane_mask_parse(const char *list, lane_mask *out, char *err, size_t err_len) {
+  char buf[256], *tok, *save = NULL;
+  int l;
+  *out = 0;
+  snprintf(buf, sizeof buf, "%s", list);
+  for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+    for (l = 0; l < LANE_COUNT && strcmp(tok, lane_names[l]); l++) {}
+    if (l == LANE_COUNT) {
+      snprintf(err, err_len, "unknown lane '%s' (lanes: oracle, eager, capture, poison)", tok);
+      return -1;
+    }
+    *out |= LANE_BIT(l);
+  }
+  if (!*out) {
+    snprintf(err, err_len, "empty lane list '%s'", list);
+    return -1;
+  }
+  return 0;
+}
+
+result_row *case_report_add(case_report *r, lane l, int step, const char *status) {
+  result_row *row;
+  if (r->n >= CASE_MAX_ROWS) return NULL;
+  row = &r->rows[r->n++];
+  memset(row, 0, sizeof *row);
+  snprintf(row->lane, sizeof row->lane, "%s", lane_name(l));
+  snprintf(row->status, sizeof row->status, "%s", status);
+  row->step = step;
+  row->flat_offset = row->ulp_distance = -1;
+  row->oracle_ms = row->device_ms = -1.0;
+  return row;
+}
+
+int case_run(runner_env *env, const char *case_id, const char *spec, case_report *out) {
+  char family[64] = "";
+  result_row *row;
+  memset(out, 0, sizeof *out);
+  case_spec_get(spec, "family", family, sizeof family);
+  if (!strncmp(family, "is.", 3)) return run_index_share(env, case_id, spec, out);
+  row = case_report_add(out, LANE_ORACLE, 0, "fail");
+  snprintf(row->message, sizeof row->message, "no generator for family '%s' in this build; repro: bitgate repro %s",
+           family, case_id);
+  out->failed = 1;
+  return -1;
+}
+
+void case_report_to_store(const case_report *r, const char *case_id, store_result *rows) {
+  int i;
+  for (i = 0; i < r->n; i++) {
+    const result_row *x = &r->rows[i];
+    store_result *s = &rows[i];
+    memset(s, 0, sizeof *s);
+    s->case_id = case_id;
+    s->lane = x->lane;
+    s->step = x->step;
+    s->status = x->status;
+    s->has_mismatch = x->has_mismatch;
+    s->tensor = x->tensor;
+    s->flat_offset = x->flat_offset;
+    s->coords = x->coords;
+    s->expected_hex = x->expected_hex;
+    s->actual_hex = x->actual_hex;
+    s->ulp_distance = x->ulp_distance;
+    s->mismatch_count = x->mismatch_count;
+    s->nan_equivalent_count = x->nan_equivalent;
+    s->oracle_ms = x->oracle_ms;
+    s->device_ms = x->device_ms;
+    s->message = x->message[0] ? x->message : NULL;
+  }
+}

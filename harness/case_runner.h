@@ -1,0 +1,61 @@
+/*
+** case_runner.h: runs one case in the requested lanes and reports one row
+** per lane and step, the shape the results table stores.
+**
+** Lanes (DESIGN.md; issue "IndexShare end to end"):
+**   oracle   the frozen CPU oracle, checked against what the case expects;
+**   eager    the device kernels, every output byte diffed, errors compared;
+**   capture  a warm eager pass, a CUDA-graph capture, then replays with fresh
+**            inputs written into the same buffers, each diffed;
+**   poison   replays with index violations planted: the latch must be raised
+**            iff the oracle rejects, and a clean replay after must be exact.
+** Device lanes need a device runtime; without one they are not run.
+*/
+#ifndef CASE_RUNNER_H
+#define CASE_RUNNER_H
+
+#include <stddef.h>
+
+struct device_runtime;
+struct store_result;
+
+typedef enum lane { LANE_ORACLE = 0, LANE_EAGER, LANE_CAPTURE, LANE_POISON, LANE_COUNT } lane;
+typedef unsigned lane_mask;
+#define LANE_BIT(l) (1u << (l))
+#define LANE_ALL ((1u << LANE_COUNT) - 1u)
+
+const char *lane_name(lane l);
+/* "oracle,eager" -> mask; -1 and err naming the token when unknown. */
+int lane_mask_parse(const char *list, lane_mask *out, char *err, size_t err_len);
+
+typedef struct result_row {
+  char lane[16], status[24], tensor[32], coords[64], expected_hex[24], actual_hex[24];
+  int step, has_mismatch;
+  long long flat_offset, ulp_distance, mismatch_count, nan_equivalent;
+  double oracle_ms, device_ms;
+  char message[768]; /* for failures: what went wrong, then the repro command */
+} result_row;
+
+#define CASE_MAX_ROWS 48
+
+typedef struct case_report {
+  result_row rows[CASE_MAX_ROWS];
+  int n, failed; /* failed: rows whose status is not pass or skipped */
+} case_report;
+
+typedef struct runner_env {
+  struct device_runtime *rt; /* NULL: device lanes are not run */
+  lane_mask lanes;
+} runner_env;
+
+/* Runs spec (whose id is case_id) in env->lanes; fills *out; returns 0, or -1
+** if the case could not be run at all (then out holds one failing row). */
+int case_run(runner_env *env, const char *case_id, const char *spec, case_report *out);
+
+/* Appends a row; returns it (zeroed, lane/step/status set), or NULL when full. */
+result_row *case_report_add(case_report *r, lane l, int step, const char *status);
+
+/* Points store rows at the report's rows (rows must hold r->n entries). */
+void case_report_to_store(const case_report *r, const char *case_id, struct store_result *rows);
+
+#endif

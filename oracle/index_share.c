@@ -1,0 +1,224 @@
+/*
+** index_share.c: the IndexShare oracle's computation: the present KV cache
+** and, per output row, the selected-key scores, the softmax and P.V.
+**
+** Source: seed 000_7dfea7c512118af3.txt, the kernels build_present,
+** build_present_capacity and index_share_row, and execute's order of steps.
+** oracle/SPEC.md gives every formula; in short, for row (b, qh, qi):
+**
+**   score_s = sum_d (q[d] * sqrt_scale) * (K[key_s][d] * sqrt_scale)  [+ bias]
+**   m = max_s score_s (nx_maxf: NaN ignored); m == -inf: the row is +0
+**   e_s = nx_expf(score_s - m); sum = sum_s e_s; inv = 1 / sum; p_s = e_s * inv
+**   Y[d] = sum_s p_s * V[key_s][d]
+**
+** Exactness: every operation is one IEEE binary32 operation rounded to
+** nearest; sums start at +0.0f and run in ascending index order; the build
+** forbids contraction (-ffp-contract=off), so nothing is fused.  nx_expf is
+** correctly rounded (DESIGN.md "The frozen numerics"), unlike the seed's CUDA
+** expf.  f16/bf16 values are widened exactly and every stored value goes
+** through the storage conversion (round to nearest even, NaN -> 0x7fff).
+** NaN: a NaN score is skipped by the max but poisons the sum (Y is NaN); a
+** row whose scores are all -inf or NaN is all-masked.  Inf: a +inf score
+** gives inf - inf = NaN.  Signed zero: the all-masked row stores +0.
+*/
+#include "oracle/index_share.h"
+
+#include "oracle/numerics/numerics.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The oracle has no error class for memory: running out is fatal, with the place. */
+static void *alloc_or_die(size_t count, size_t size, int line) {
+  void *p = calloc(count ? count : 1, size);
+  if (!p) {
+    fprintf(stderr, "%s:%d: out of memory\n", __FILE__, line);
+    abort();
+  }
+  return p;
+}
+
+/* A present cache (K or V) as a function of its two sources. */
+typedef struct is_cache {
+  const tensor *past; /* NULL when there is no past */
+  const tensor *cur;
+} is_cache;
+
+/*
+** Which source holds present row t of (b, kv head h), and the flat offset of
+** that row's first element there.  Growing: past rows [0, Sp), then current
+** rows.  Capacity: past rows, except [wp, wp + Sc) (clipped to cache_seq by
+** the caller's range of t), which hold current row t - wp.
+*/
+static const tensor *present_source(const index_share_dims *d, const is_cache *c, long long wp, long long b,
+                                    long long h, long long t, long long *row_off) {
+  long long bh = b * d->kv_heads + h;
+  int from_current = d->capacity_mode ? (t >= wp && t - wp < d->current_seq) : t >= d->past_seq;
+  if (from_current) {
+    long long ct = d->capacity_mode ? t - wp : t - d->past_seq;
+    *row_off = (bh * d->current_seq + ct) * d->head_size;
+    return c->cur;
+  }
+  *row_off = (bh * d->past_seq + t) * d->head_size;
+  return c->past;
+}
+
+/*
+** A value as it reads back after a store into storage of type dt: the
+** identity on every value except an f16/bf16 NaN, which becomes 0x7fff
+** (the kernel's load_float / store_float pair does the same).
+*/
+static float storage_round_trip(dtype dt, float v) {
+  if (dt == DTYPE_F16) return nx_f16_to_f32(nx_f16_from_f32(v));
+  if (dt == DTYPE_BF16) return nx_bf16_to_f32(nx_bf16_from_f32(v));
+  return v;
+}
+
+/*
+** Writes the present output [B, Nkv, cache_seq, H].  f32 is copied bit for
+** bit (so NaN payloads survive); f16/bf16 go through load and store.
+*/
+static void build_present(const index_share_dims *d, const is_cache *c, const long long *write_pos,
+                          tensor *out) {
+  long long b, h, t, i, off, dst = 0;
+  for (b = 0; b < d->batch; b++)
+    for (h = 0; h < d->kv_heads; h++)
+      for (t = 0; t < d->cache_seq; t++, dst += d->head_size) {
+        const tensor *src = present_source(d, c, write_pos[b], b, h, t, &off);
+        if (d->dt == DTYPE_F32) {
+          memcpy((float *)out->data + dst, (const float *)src->data + off,
+                 (size_t)d->head_size * sizeof(float));
+          continue;
+        }
+        for (i = 0; i < d->head_size; i++) tensor_store_f32(out, dst + i, tensor_load_f32(src, off + i));
+      }
+}
+
+/* Everything one output row reads, and its scratch. */
+typedef struct is_ctx {
+  const index_share_dims *d;
+  const tensor *q, *indices, *bias;
+  is_cache key, value;
+  const long long *write_pos;
+  tensor *y;
+  index_share_trace *trace;
+  float *score; /* [K]: scores, then exponentials */
+  float *prob;  /* [K] */
+} is_ctx;
+
+/* Element dd of present row t of (b, kv head h), as the kernel reads it back. */
+static float present_load(const is_ctx *x, const is_cache *c, long long b, long long h, long long t,
+                          long long dd) {
+  long long off;
+  const tensor *src = present_source(x->d, c, x->write_pos[b], b, h, t, &off);
+  return storage_round_trip(x->d->dt, tensor_load_f32(src, off + dd));
+}
+
+/* Entries before the first -1 (the validated row's selected keys). */
+static long long row_valid_count(const is_ctx *x, long long index_row) {
+  long long s;
+  for (s = 0; s < x->d->selected_width; s++)
+    if (tensor_load_index(x->indices, index_row + s) == -1) break;
+  return s;
+}
+
+/* score = sum_d (q[d] * ss) * (K[key][d] * ss) from +0 ascending, then + bias. */
+static float row_score(const is_ctx *x, long long b, long long qh, long long qi, long long kvh,
+                       long long key) {
+  const index_share_dims *d = x->d;
+  long long qoff = ((b * d->q_heads + qh) * d->q_seq + qi) * d->head_size, dd;
+  float ss = d->sqrt_scale, acc = 0.0f;
+  for (dd = 0; dd < d->head_size; dd++) {
+    float qs = tensor_load_f32(x->q, qoff + dd) * ss;
+    float ks = present_load(x, &x->key, b, kvh, key, dd) * ss;
+    acc = acc + qs * ks;
+  }
+  if (d->has_bias) acc = acc + tensor_load_f32(x->bias, index_share_bias_offset(d, b, qh, qi, key));
+  return acc;
+}
+
+/* One output row (b, qh, qi): seed index_share_row, stages 1 to 3. */
+static void row_attend(const is_ctx *x, long long b, long long qh, long long qi) {
+  const index_share_dims *d = x->d;
+  long long K = d->selected_width, row = (b * d->q_heads + qh) * d->q_seq + qi;
+  long long kvh = qh / d->group, ih = d->index_heads == 1 ? 0 : qh;
+  long long index_row = ((b * d->index_heads + ih) * d->q_seq + qi) * K;
+  long long valid = row_valid_count(x, index_row), s, dd;
+  float m = nx_f32_from_bits(0xff800000u), sum = 0.0f, inv; /* m starts at -inf */
+
+  for (s = 0; s < valid; s++) {
+    x->score[s] = row_score(x, b, qh, qi, kvh, tensor_load_index(x->indices, index_row + s));
+    if (x->trace && x->trace->scores) x->trace->scores[row * K + s] = x->score[s];
+  }
+  for (s = 0; s < valid; s++) m = nx_maxf(m, x->score[s]);
+  if (m == nx_f32_from_bits(0xff800000u)) { /* every score -inf or NaN: all masked */
+    for (dd = 0; dd < d->head_size; dd++) tensor_store_f32(x->y, row * d->head_size + dd, 0.0f);
+    if (x->trace && x->trace->probs)
+      for (s = 0; s < valid; s++) x->trace->probs[row * K + s] = 0.0f;
+    return;
+  }
+  for (s = 0; s < valid; s++) {
+    x->score[s] = nx_expf(x->score[s] - m);
+    sum = sum + x->score[s];
+  }
+  inv = 1.0f / sum;
+  for (s = 0; s < valid; s++) {
+    x->prob[s] = x->score[s] * inv;
+    if (x->trace && x->trace->probs) x->trace->probs[row * K + s] = x->prob[s];
+  }
+  for (dd = 0; dd < d->head_size; dd++) {
+    float acc = 0.0f;
+    for (s = 0; s < valid; s++)
+      acc = acc +
+            x->prob[s] * present_load(x, &x->value, b, kvh, tensor_load_index(x->indices, index_row + s), dd);
+    tensor_store_f32(x->y, row * d->head_size + dd, acc);
+  }
+}
+
+int oracle_index_share_run(const index_share_attrs *a, const tensor *const *inputs, int n_inputs,
+                           tensor *const *outputs, int n_outputs, index_share_trace *trace, op_error *err) {
+  index_share_dims d;
+  long long *valid_len = NULL, *write_pos = NULL, *bound = NULL, b, qh, qi;
+  is_ctx x;
+  int rc;
+
+  rc = index_share_validate(a, inputs, n_inputs, (const tensor *const *)outputs, n_outputs, &d, err);
+  if (rc) return rc;
+  valid_len = alloc_or_die((size_t)d.batch, sizeof *valid_len, __LINE__);
+  write_pos = alloc_or_die((size_t)d.batch, sizeof *write_pos, __LINE__);
+  bound = alloc_or_die((size_t)d.batch, sizeof *bound, __LINE__);
+  if (d.capacity_mode) index_share_capacity_frontier(&d, inputs[IS_IN_BIAS], valid_len, write_pos);
+  for (b = 0; b < d.batch; b++) bound[b] = d.capacity_mode ? valid_len[b] : d.total_seq;
+  rc = index_share_validate_indices(&d, inputs[IS_IN_INDICES], bound, err);
+  if (rc) goto done;
+
+  memset(&x, 0, sizeof x);
+  x.d = &d;
+  x.q = inputs[IS_IN_QUERY];
+  x.indices = inputs[IS_IN_INDICES];
+  x.bias = d.has_bias ? inputs[IS_IN_BIAS] : NULL;
+  x.key.past = d.has_past ? inputs[IS_IN_PAST_KEY] : NULL;
+  x.key.cur = inputs[IS_IN_KEY];
+  x.value.past = d.has_past ? inputs[IS_IN_PAST_VALUE] : NULL;
+  x.value.cur = inputs[IS_IN_VALUE];
+  x.write_pos = write_pos; /* all 0 when growing, where it is not used */
+  x.y = outputs[IS_OUT_Y];
+  x.trace = trace;
+  x.score = alloc_or_die((size_t)d.selected_width, sizeof(float), __LINE__);
+  x.prob = alloc_or_die((size_t)d.selected_width, sizeof(float), __LINE__);
+  if (n_outputs == 3) {
+    build_present(&d, &x.key, write_pos, outputs[IS_OUT_PRESENT_KEY]);
+    build_present(&d, &x.value, write_pos, outputs[IS_OUT_PRESENT_VALUE]);
+  }
+  for (b = 0; b < d.batch; b++)
+    for (qh = 0; qh < d.q_heads; qh++)
+      for (qi = 0; qi < d.q_seq; qi++) row_attend(&x, b, qh, qi);
+  free(x.score);
+  free(x.prob);
+done:
+  free(valid_len);
+  free(write_pos);
+  free(bound);
+  return rc;
+}
