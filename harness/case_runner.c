@@ -3,6 +3,7 @@
 */
 #include "harness/case_runner.h"
 #include "cases/case_spec.h"
+#include "cases/index_share_cases.h"
 #include "harness/run_index_share.h"
 #include "harness/store.h"
 
@@ -44,6 +45,15 @@ result_row *case_report_add(case_report *r, lane l, int step, const char *status
   row->flat_offset = row->ulp_distance = -1;
   row->oracle_ms = row->device_ms = -1.0;
   return row;
+}
+
+int case_check_spec(const char *spec, char *err, size_t err_len) {
+  char family[64] = "";
+  is_case c;
+  case_spec_get(spec, "family", family, sizeof family);
+  if (!strncmp(family, "is.", 3)) return cases_is_parse(spec, &c, err, err_len);
+  snprintf(err, err_len, "token 'family=%s': no generator for this family in this build", family);
+  return -1;
 }
 
 int case_run(runner_env *env, const char *case_id, const char *spec, case_report *out) {

@@ -52,6 +52,9 @@ typedef struct runner_env {
 ** if the case could not be run at all (then out holds one failing row). */
 int case_run(runner_env *env, const char *case_id, const char *spec, case_report *out);
 
+/* 0 if spec parses for its family; else -1 and err names the offending token. */
+int case_check_spec(const char *spec, char *err, size_t err_len);
+
 /* Appends a row; returns it (zeroed, lane/step/status set), or NULL when full. */
 result_row *case_report_add(case_report *r, lane l, int step, const char *status);
 

@@ -64,6 +64,7 @@ static int resolve(const char *cmd, const repro_args *a, char *spec, size_t spec
   if (rc == 2) return cli_usage_error(cmd, "%s", err);
   if (rc == 1) return cli_env_error(cmd, "case %s is in no suite under %s and not in %s", a->target, a->corpus, a->db);
   if (rc < 0) return cli_env_error(cmd, "%s", err);
+  if (case_check_spec(spec, err, sizeof err) != 0) return cli_usage_error(cmd, "case %s: %s", id, err);
   return EXIT_CODE_PASS;
 }
 
