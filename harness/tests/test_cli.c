@@ -292,3 +292,12 @@ Test(cli, repro_resolves_an_old_run_from_the_database) {
   cr_expect_eq(o->status, 0, "%s%s", o->out, o->err);
   cr_expect(strstr(o->out, "database") && strstr(o->out, "identical"), "%s", o->out);
 }
+
+Test(cli, over_budget_case_is_refused_with_a_clear_message) {
+  outcome *o = RUN(tmp, "repro",
+                   "family=is.valid op=IndexShare dtype=f32 idx=i32 b=64 n=64 nkv=none sq=512 sc=512 sp=4096 "
+                   "h=256 ih=1 k=32 out=1 present=grow vlen=none bias=none scale=none seed=7 steps=4",
+                   "--lanes", "oracle");
+  cr_expect_eq(o->status, 1);
+  cr_expect(strstr(o->out, "over the budget") != NULL, "%s", o->out);
+}
