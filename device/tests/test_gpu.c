@@ -170,16 +170,3 @@ Test(gpu, run_rejects_bad_arguments) {
   cr_expect_eq(device_sweep_run(s, SWEEP_FUNC_EXP, 0, 0, out), 0, "n = 0 is a no-op");
   device_sweep_close(s);
 }
-
-/* Criterion's own main, except that a run with no GPU exits 77 (skipped). */
-int main(int argc, char *argv[]) {
-  struct criterion_test_set *tests = criterion_initialize();
-  device_info info;
-  int result = 0;
-  if (criterion_handle_args(argc, argv, true)) result = !criterion_run_all_tests(tests);
-  criterion_finalize(tests);
-  /* probed only now: CUDA must not be initialised before the tests fork */
-  device_probe(&info);
-  if (result == 0 && !info.available) return 77;
-  return result;
-}

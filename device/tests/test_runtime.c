@@ -827,16 +827,3 @@ Test(index_share, capture_with_larger_shapes_names_the_slot) {
   fixture_free(&large);
   device_runtime_destroy(rt);
 }
-
-/* Criterion's own main, except that a run with no GPU exits 77 (skipped). */
-int main(int argc, char *argv[]) {
-  struct criterion_test_set *tests = criterion_initialize();
-  device_info info;
-  int result = 0;
-  if (criterion_handle_args(argc, argv, true)) result = !criterion_run_all_tests(tests);
-  criterion_finalize(tests);
-  /* probed only now: CUDA must not be initialised before the tests fork */
-  device_probe(&info);
-  if (result == 0 && !info.available) return 77;
-  return result;
-}
