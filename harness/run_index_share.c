@@ -295,12 +295,21 @@ static void lane_capture(is_ctx *x, device_index_share *k, device_graph *g, is_d
   }
 }
 
-/* Where a violation of each rule is planted: the last row; column 1 where the
-** rule needs an earlier valid entry, else 0. */
-static void poison_site(const is_case *c, int rule, long long *b, long long *h, long long *q, long long *col) {
-  *b = c->batch - 1;
-  *h = c->index_heads - 1;
-  *q = c->q_seq - 1;
+/*
+** Where a violation of each rule is planted: the first, middle or last row,
+** rotating with the rule and the case id so a suite covers all three; column 1
+** where the rule needs an earlier valid entry, else 0.
+*/
+static void poison_site(const is_case *c, const char *id, int rule, long long *b, long long *h, long long *q,
+                        long long *col) {
+  unsigned spin = (unsigned)rule;
+  long long rows = c->batch * c->index_heads * c->q_seq, r;
+  const char *p;
+  for (p = id; *p; p++) spin = spin * 31u + (unsigned char)*p;
+  r = spin % 3 == 0 ? 0 : spin % 3 == 1 ? rows / 2 : rows - 1;
+  *q = r % c->q_seq;
+  *h = (r / c->q_seq) % c->index_heads;
+  *b = r / (c->q_seq * c->index_heads);
   *col = rule == INDEX_RULE_ALL_PADDING ? -1
          : (rule == INDEX_RULE_DUPLICATE || rule == INDEX_RULE_NOT_INCREASING || rule == INDEX_RULE_AFTER_PADDING) ? 1
                                                                                                                    : 0;
@@ -317,7 +326,7 @@ static void lane_poison(is_ctx *x, device_index_share *k, device_graph *g, is_de
   for (rule = INDEX_RULE_SENTINEL; rule <= INDEX_RULE_ALL_PADDING; rule++) {
     result_row *row;
     memcpy(poisoned.data, clean.data, tensor_bytes(&clean));
-    poison_site(&x->c, rule, &b, &h, &q, &col);
+    poison_site(&x->c, x->id, rule, &b, &h, &q, &col);
     if (cases_is_plant(&x->c, &poisoned, rule, b, h, q, col, bound) != 0) {
       row = add_row(x, LANE_POISON, POISON_STEP + rule, "skipped");
       snprintf(row->message, sizeof row->message, "rule %s cannot be planted in this shape", index_rule_name(rule));
