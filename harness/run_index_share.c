@@ -10,7 +10,7 @@
 #include "harness/run_index_share.h"
 #include "cases/index_share_cases.h"
 #include "harness/diff.h"
-#include "harness/is_device_io.h"
+#include "harness/device_io.h"
 #include "oracle/index_share.h"
 
 #include <stdio.h>
@@ -186,18 +186,18 @@ static void compare_into(result_row *row, const is_step *ref, int dev_rc, const 
 }
 
 /* Downloads the outputs after an accepted run and checks the guards; 0 ok. */
-static int collect(is_ctx *x, is_device_io *io, device_index_share *k, tensor *dev_out, result_row *row) {
+static int collect(is_ctx *x, device_io *io, device_index_share *k, tensor *dev_out, result_row *row) {
   char report[512] = "";
   int o;
   memset(dev_out, 0, sizeof(tensor) * IS_OUTPUT_COUNT);
-  if (is_device_io_check(io, report, sizeof report) != 0 ||
+  if (device_io_check(io, report, sizeof report) != 0 ||
       device_index_share_scratch_check(k, report, sizeof report) != 0) {
     set_status(x, row, "fail");
     snprintf(row->message, sizeof row->message, "%s", report[0] ? report : device_runtime_error(x->env->rt));
     return -1;
   }
   for (o = 0; o < io->n_out; o++)
-    if (is_device_io_download(io, o, &dev_out[o]) != 0) {
+    if (device_io_download(io, o, &dev_out[o]) != 0) {
       set_status(x, row, "fail");
       snprintf(row->message, sizeof row->message, "download: %s", device_runtime_error(x->env->rt));
       return -1;
@@ -211,7 +211,7 @@ static void free_outputs(tensor *t) {
 }
 
 /* Runs an eager pass and records it; returns the device rc. */
-static int lane_eager(is_ctx *x, device_index_share *k, is_device_io *io, const is_step *s0) {
+static int lane_eager(is_ctx *x, device_index_share *k, device_io *io, const is_step *s0) {
   tensor dev_out[IS_OUTPUT_COUNT];
   result_row *row = add_row(x, LANE_EAGER, 0, "pass");
   struct timespec t0;
@@ -235,7 +235,7 @@ static int lane_eager(is_ctx *x, device_index_share *k, is_device_io *io, const 
 }
 
 /* One graph replay of the inputs now in the buffers; compares with ref. */
-static void replay_row(is_ctx *x, device_index_share *k, device_graph *g, is_device_io *io, const is_step *ref,
+static void replay_row(is_ctx *x, device_index_share *k, device_graph *g, device_io *io, const is_step *ref,
                        lane l, int step, int check_outputs) {
   tensor dev_out[IS_OUTPUT_COUNT];
   result_row *row = add_row(x, l, step, "pass");
@@ -244,7 +244,7 @@ static void replay_row(is_ctx *x, device_index_share *k, device_graph *g, is_dev
   unsigned latch = 0;
   int oracle_rejects = ref->rc != 0, raised;
   memset(dev_out, 0, sizeof dev_out);
-  if (is_device_io_junk_outputs(io) != 0 || device_runtime_latch_reset(rt) != 0) goto cuda_failed;
+  if (device_io_junk_outputs(io) != 0 || device_runtime_latch_reset(rt) != 0) goto cuda_failed;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   if (device_graph_replay(rt, g) != 0 || device_runtime_latch_read(rt, &latch) != 0) goto cuda_failed;
   row->device_ms = ms_since(&t0);
@@ -271,14 +271,14 @@ cuda_failed:
   finish_row(x, row);
 }
 
-static int upload_step(is_device_io *io, const is_step *s) {
+static int upload_step(device_io *io, const is_step *s) {
   int i;
   for (i = 0; i < s->n_in; i++)
-    if (s->in[i].dt != DTYPE_NONE && is_device_io_upload(io, i, &s->in[i]) != 0) return -1;
+    if (s->in[i].dt != DTYPE_NONE && device_io_upload(io, i, &s->in[i]) != 0) return -1;
   return 0;
 }
 
-static void lane_capture(is_ctx *x, device_index_share *k, device_graph *g, is_device_io *io) {
+static void lane_capture(is_ctx *x, device_index_share *k, device_graph *g, device_io *io) {
   char err[512];
   int step;
   for (step = 1; step <= REPLAYS && step < x->c.steps; step++) {
@@ -315,7 +315,7 @@ static void poison_site(const is_case *c, const char *id, int rule, long long *b
                                                                                                                    : 0;
 }
 
-static void lane_poison(is_ctx *x, device_index_share *k, device_graph *g, is_device_io *io, is_step *s0) {
+static void lane_poison(is_ctx *x, device_index_share *k, device_graph *g, device_io *io, is_step *s0) {
   long long bound[IS_CASE_MAX_BATCH], b, h, q, col;
   tensor clean = s0->in[IS_IN_INDICES], poisoned = clean;
   int rule;
@@ -334,11 +334,11 @@ static void lane_poison(is_ctx *x, device_index_share *k, device_graph *g, is_de
     }
     s0->in[IS_IN_INDICES] = poisoned;
     step_oracle(s0);
-    if (is_device_io_upload(io, IS_IN_INDICES, &poisoned) == 0)
+    if (device_io_upload(io, IS_IN_INDICES, &poisoned) == 0)
       replay_row(x, k, g, io, s0, LANE_POISON, POISON_STEP + rule, 0);
     s0->in[IS_IN_INDICES] = clean;
     step_oracle(s0);
-    if (is_device_io_upload(io, IS_IN_INDICES, &clean) == 0)
+    if (device_io_upload(io, IS_IN_INDICES, &clean) == 0)
       replay_row(x, k, g, io, s0, LANE_POISON, CLEAN_STEP + rule, 1);
   }
   tensor_free(&poisoned);
@@ -349,17 +349,17 @@ static void device_lanes(is_ctx *x, is_step *s0) {
   device_runtime *rt = x->env->rt;
   device_index_share *k = NULL;
   device_graph *g = NULL;
-  is_device_io io;
+  device_io io;
   op_error derr;
   char err[512];
   lane_mask want = x->env->lanes;
   int rc;
-  if (is_device_io_open(&io, rt, s0->in, s0->n_in, s0->out, s0->n_out, err, sizeof err) != 0 ||
+  if (device_io_open(&io, rt, s0->in, s0->n_in, s0->out, s0->n_out, err, sizeof err) != 0 ||
       device_index_share_create(rt, &s0->attrs, &k, err, sizeof err) != 0) {
     result_row *row = add_row(x, LANE_EAGER, 0, "fail");
     snprintf(row->message, sizeof row->message, "%s", err);
     finish_row(x, row);
-    if (io.rt) is_device_io_close(&io);
+    if (io.rt) device_io_close(&io);
     return;
   }
   rc = lane_eager(x, k, &io, s0); /* the warm pass capture needs, recorded or not */
@@ -386,7 +386,7 @@ static void device_lanes(is_ctx *x, is_step *s0) {
   }
   if (g) device_graph_destroy(g);
   device_index_share_destroy(k);
-  is_device_io_close(&io);
+  device_io_close(&io);
 }
 
 int run_index_share(runner_env *env, const char *case_id, const char *spec, case_report *out) {

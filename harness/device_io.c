@@ -1,14 +1,13 @@
 /*
-** is_device_io.c: see is_device_io.h.
+** device_io.c: see device_io.h.
 */
-#include "harness/is_device_io.h"
+#include "harness/device_io.h"
 
 #include <stdio.h>
 #include <string.h>
 
-static const char *const output_names[IS_OUTPUT_COUNT] = {"Y", "present_key", "present_value"};
 
-int is_device_io_open(is_device_io *io, device_runtime *rt, const tensor *in, int n_in, const tensor *out,
+int device_io_open(device_io *io, device_runtime *rt, const tensor *in, int n_in, const tensor *out,
                       int n_out, char *err, size_t err_len) {
   int i;
   memset(io, 0, sizeof *io);
@@ -33,40 +32,40 @@ int is_device_io_open(is_device_io *io, device_runtime *rt, const tensor *in, in
     io->out_t[i].dptr = io->out_buf[i].dptr;
     io->out_p[i] = &io->out_t[i];
   }
-  if (is_device_io_junk_outputs(io) == 0) return 0;
+  if (device_io_junk_outputs(io) == 0) return 0;
 fail:
   snprintf(err, err_len, "device buffers: %s", device_runtime_error(rt));
-  is_device_io_close(io);
+  device_io_close(io);
   return -1;
 }
 
-void is_device_io_close(is_device_io *io) {
+void device_io_close(device_io *io) {
   int i;
-  for (i = 0; i < IS_CASE_MAX_INPUTS; i++) device_buffer_free(&io->in_buf[i]);
-  for (i = 0; i < IS_OUTPUT_COUNT; i++) device_buffer_free(&io->out_buf[i]);
+  for (i = 0; i < DEVICE_IO_MAX_INPUTS; i++) device_buffer_free(&io->in_buf[i]);
+  for (i = 0; i < DEVICE_IO_MAX_OUTPUTS; i++) device_buffer_free(&io->out_buf[i]);
   memset(io, 0, sizeof *io);
 }
 
-int is_device_io_upload(is_device_io *io, int input, const tensor *t) {
+int device_io_upload(device_io *io, int input, const tensor *t) {
   if (!io->in_p[input]) return 0;
   return device_buffer_upload(io->rt, &io->in_buf[input], t->data, tensor_bytes(t));
 }
 
-int is_device_io_junk_outputs(is_device_io *io) {
+int device_io_junk_outputs(device_io *io) {
   int i;
   for (i = 0; i < io->n_out; i++)
     if (device_buffer_fill(io->rt, &io->out_buf[i], DEVICE_JUNK_BYTE) != 0) return -1;
   return 0;
 }
 
-int is_device_io_download(is_device_io *io, int o, tensor *t) {
+int device_io_download(device_io *io, int o, tensor *t) {
   *t = io->out_t[o].meta;
   t->data = NULL;
   if (tensor_alloc(t) != 0) return -1;
   return device_buffer_download(io->rt, &io->out_buf[o], t->data, tensor_bytes(t));
 }
 
-static int check_one(is_device_io *io, const device_buffer *b, const char *what, char *report, size_t len) {
+static int check_one(device_io *io, const device_buffer *b, const char *what, char *report, size_t len) {
   unsigned damage = 0;
   long first[2] = {-1, -1};
   if (!b->base) return 0;
@@ -77,14 +76,36 @@ static int check_one(is_device_io *io, const device_buffer *b, const char *what,
   return 1;
 }
 
-int is_device_io_check(is_device_io *io, char *report, size_t len) {
+int device_io_check(device_io *io, char *report, size_t len) {
   char name[32];
   int i, rc;
   for (i = 0; i < io->n_in; i++) {
     snprintf(name, sizeof name, "input %d", i);
     if ((rc = check_one(io, &io->in_buf[i], name, report, len)) != 0) return rc;
   }
-  for (i = 0; i < io->n_out; i++)
-    if ((rc = check_one(io, &io->out_buf[i], output_names[i], report, len)) != 0) return rc;
+  for (i = 0; i < io->n_out; i++) {
+    snprintf(name, sizeof name, "output %d", i);
+    if ((rc = check_one(io, &io->out_buf[i], name, report, len)) != 0) return rc;
+  }
   return 0;
+}
+
+static int same_meta(const tensor *a, const tensor *b) {
+  int i;
+  if (a->dt != b->dt || a->rank != b->rank) return 0;
+  for (i = 0; i < a->rank; i++)
+    if (a->shape[i] != b->shape[i]) return 0;
+  return 1;
+}
+
+int device_io_fits(const device_io *io, const tensor *in, int n_in, const tensor *out, int n_out) {
+  int i;
+  if (n_in != io->n_in || n_out != io->n_out) return 0;
+  for (i = 0; i < n_in; i++) {
+    if ((in[i].dt == DTYPE_NONE) != (io->in_p[i] == NULL)) return 0;
+    if (io->in_p[i] && !same_meta(&in[i], &io->in_t[i].meta)) return 0;
+  }
+  for (i = 0; i < n_out; i++)
+    if (!same_meta(&out[i], &io->out_t[i].meta)) return 0;
+  return 1;
 }
