@@ -1,0 +1,617 @@
+/*
+** test_csa128_device.c: the CSA ratio-128 launcher (device/csa128_device.h)
+** on a GPU, against the oracle (oracle_csa128_run).
+**
+** cases:    a table of single steps (f32 and FP8 caches; prefill crossing a
+**           record boundary, landing on one, decode in the middle of a block
+**           and on a boundary, several tokens in one decode, current_kv
+**           longer than the cursor, no bias / bias of rank 1, 2 and 4 with a
+**           fully masked row, the scale attribute), each compared byte for
+**           byte with the oracle under two junk patterns, with every canary
+**           and the scratch intact;
+** chain:    prefill -> decode -> decode -> decode across position 127, the
+**           device's present_* outputs fed back as its past_* inputs, every
+**           step compared with the oracle threaded the same way;
+** capture:  a warm decode captured once and replayed with new data and new
+**           cursors (one of them finishing a record), each replay equal to the
+**           oracle with the latch 0; cursors the oracle rejects raise
+**           CSA128_LATCH_CURSOR_BIT and leave every canary intact;
+** errors:   contract and eager cursor errors give the oracle's op_error and
+**           launch nothing; capture is refused before a warm pass.
+** The sm_90 CUBIN test needs NVRTC only and runs without a GPU.
+**
+** Without a GPU every GPU test skips, naming the reason, and the binary exits
+** 77 (gpu_test_main.c) so CTest reports it skipped.
+*/
+#include "device/csa128_device.h"
+#include "device/device.h"
+#include "device/kernels/csa128_abi.h"
+#include "device/nvrtc_compile.h"
+#include "device/runtime.h"
+#include "oracle/csa.h"
+#include "oracle/numerics/numerics.h"
+
+#include <criterion/criterion.h>
+#include <criterion/logging.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define D CSA_HEAD_DIM
+
+/* ---- helpers ------------------------------------------------------------------ */
+
+static device_runtime *rt_open_or_skip(void) {
+  device_runtime *rt = NULL;
+  device_info info;
+  char err[2048];
+  device_probe(&info);
+  if (!info.available) cr_skip_test("skipped: no GPU (%s)", info.reason);
+  cr_assert_eq(device_runtime_create(0, &rt, err, sizeof err), 0, "device_runtime_create: %s", err);
+  return rt;
+}
+
+#define RT_OK(rt, call) cr_assert_eq((call), 0, "%s: %s", #call, device_runtime_error(rt))
+
+/* A small integer hash: every test byte is a pure function of its inputs. */
+static unsigned mix(unsigned x) {
+  x ^= x >> 16;
+  x *= 0x7feb352du;
+  x ^= x >> 15;
+  x *= 0x846ca68bu;
+  x ^= x >> 16;
+  return x;
+}
+
+/* A value in [-2, 2) from (seed, i), exact in f32. */
+static float value_at(unsigned seed, long long i) {
+  return (float)(mix(seed * 0x9e3779b9u ^ (unsigned)i ^ (unsigned)(i >> 32)) >> 8) * 0x1p-22f - 2.0f;
+}
+
+static float neg_inf(void) { return nx_f32_from_bits(0xff800000u); }
+
+/* ---- fixture -------------------------------------------------------------------- */
+
+/* One step's geometry. */
+typedef struct csa_case {
+  const char *name;
+  csa_cache_format fmt;
+  long long B, S, H, L, Rp, Rc, total;
+  int bias_rank; /* -1 none; 1: [1]; 2: [S, 128 + Rc]; 4: [B, H, S, 128 + Rc], one row masked */
+  float scale;   /* 0: the default 1/sqrt(512) */
+  int line;
+} csa_case;
+
+#define CASE(...) {__VA_ARGS__, __LINE__}
+static const csa_case csa_cases[] = {
+    /* name, fmt, B, S, H, L, Rp, Rc, total, bias_rank, scale */
+    CASE("f32.prefill.cross127", CSA_CACHE_F32, 2, 130, 2, 130, 0, 2, 130, -1, 0.0f),
+    CASE("fp8.prefill.cross127.bias4", CSA_CACHE_FP8, 2, 130, 2, 130, 0, 2, 130, 4, 0.0f),
+    CASE("fp8.prefill.exact128.bias2", CSA_CACHE_FP8, 1, 128, 2, 128, 0, 1, 128, 2, 0.0f),
+    CASE("fp8.decode.mid.bias2", CSA_CACHE_FP8, 2, 1, 3, 128, 3, 4, 301, 2, 0.0f),
+    CASE("f32.decode.boundary.bias1.scale", CSA_CACHE_F32, 1, 1, 2, 128, 1, 2, 256, 1, 0.125f),
+    CASE("fp8.decode.multi.short_window", CSA_CACHE_FP8, 2, 4, 2, 40, 1, 3, 258, 4, 0.0f),
+    CASE("f32.decode.multi.bias4", CSA_CACHE_F32, 1, 3, 2, 128, 2, 3, 384, 4, 0.0f),
+    CASE("f32.prefill.kv_longer_than_total.rc0", CSA_CACHE_F32, 1, 5, 2, 9, 0, 0, 5, -1, 0.0f),
+};
+#define CSA_CASE_COUNT (sizeof csa_cases / sizeof csa_cases[0])
+
+/* Host tensors, the oracle's outputs, and their device mirrors. */
+typedef struct csa_fixture {
+  csa_case c;
+  csa_attrs attrs;
+  int n_in;
+  tensor in[CSA_INPUT_COUNT], want[CSA_OUTPUT_COUNT];
+  device_buffer d_in[CSA_INPUT_COUNT], d_out[CSA_OUTPUT_COUNT];
+  device_tensor t_in[CSA_INPUT_COUNT], t_out[CSA_OUTPUT_COUNT];
+  const device_tensor *p_in[CSA_INPUT_COUNT];
+  device_tensor *p_out[CSA_OUTPUT_COUNT];
+  const tensor *h_in[CSA_INPUT_COUNT];
+  tensor *h_want[CSA_OUTPUT_COUNT];
+} csa_fixture;
+
+static void shape_set(tensor *t, dtype dt, int rank, long long a, long long b, long long c, long long d) {
+  t->dt = dt;
+  t->rank = rank;
+  t->shape[0] = a, t->shape[1] = b, t->shape[2] = c, t->shape[3] = d;
+  cr_assert_eq(tensor_alloc(t), 0);
+}
+
+static float *f32_of(const tensor *t) { return (float *)t->data; }
+
+static long long width_of(csa_cache_format fmt) {
+  return fmt == CSA_CACHE_FP8 ? CSA_FP8_RECORD_BYTES : D;
+}
+
+/*
+** Past carry: slots before start % 128 hold tokens (kv and score, a few
+** scores -inf), the rest are empty (kv 0, score -inf), as a previous step
+** leaves them; with start == 0 every slot holds junk values, which the reset
+** must discard.
+*/
+static void fill_carry(tensor *t, long long start, unsigned seed) {
+  long long b, j, d, B = t->shape[0];
+  long long filled = start == 0 ? CSA128_RATIO : start % CSA128_RATIO;
+  for (b = 0; b < B; b++)
+    for (j = 0; j < CSA128_RATIO; j++)
+      for (d = 0; d < D; d++) {
+        long long kv_at = ((b * CSA128_RATIO + j) * 2) * D + d, score_at = kv_at + D;
+        int used = j < filled;
+        f32_of(t)[kv_at] = used ? value_at(seed, kv_at) : 0.0f;
+        f32_of(t)[score_at] = used && (j + d) % 5 != 1 ? value_at(seed + 1, score_at) : neg_inf();
+      }
+}
+
+/* Past records: FP8 records built by the numerics' quantizer, or f32 values. */
+static void fill_past_cache(tensor *t, csa_cache_format fmt, unsigned seed) {
+  long long r, n_rec = t->shape[0] * t->shape[1];
+  for (r = 0; r < n_rec; r++) {
+    float x[D];
+    int k;
+    for (k = 0; k < D; k++) x[k] = value_at(seed, r * D + k) * (k % 3 ? 1.0f : 0.25f);
+    if (fmt == CSA_CACHE_F32) {
+      memcpy(f32_of(t) + r * D, x, sizeof x);
+      continue;
+    }
+    {
+      nx_u8 *rec = (nx_u8 *)t->data + r * CSA_FP8_RECORD_BYTES;
+      for (k = 0; k < CSA_FP8_BLOCKS; k++) nx_fp8_block64_quantize(x + NX_FP8_BLOCK * k, rec + NX_FP8_BLOCK_BYTES * k);
+      for (k = 0; k < CSA_ROPE_DIM; k++) {
+        nx_u16 bits = nx_bf16_round_bits(x[CSA_NOPE_DIM + k]);
+        rec[455 + 2 * k] = (nx_u8)(bits & 0xffu);
+        rec[456 + 2 * k] = (nx_u8)(bits >> 8);
+      }
+    }
+  }
+}
+
+/* The bias: values in [-1, 1), a few -inf; rank 4 masks row (B-1, H-1, S-1) entirely. */
+static void fill_bias(csa_fixture *f, unsigned seed) {
+  tensor *t = &f->in[CSA_IN_BIAS];
+  long long n = tensor_numel(t), cand = t->shape[t->rank - 1], i;
+  for (i = 0; i < n; i++) {
+    float v = value_at(seed, i) * 0.5f;
+    if (cand > 1 && i % cand % 7 == 3) v = neg_inf();
+    if (t->rank == 4 && i / cand == n / cand - 1) v = neg_inf();
+    f32_of(t)[i] = v;
+  }
+}
+
+/* Every input's values for (case, seed); total from the case. */
+static void fixture_fill(csa_fixture *f, unsigned seed) {
+  const csa_case *c = &f->c;
+  long long start = c->total >= c->S ? c->total - c->S : 0, i;
+  static const int plain[] = {CSA_IN_QUERY, CSA_IN_CURRENT_KV, CSA_IN_COMPRESSOR_KV, CSA_IN_COMPRESSOR_GATE,
+                              CSA_IN_HEAD_SINK};
+  size_t k;
+  for (k = 0; k < sizeof plain / sizeof plain[0]; k++) {
+    tensor *t = &f->in[plain[k]];
+    for (i = 0; i < tensor_numel(t); i++) f32_of(t)[i] = value_at(seed * 32u + (unsigned)plain[k], i);
+  }
+  for (i = 0; i < CSA128_RATIO * D; i++) f32_of(&f->in[CSA_IN_COMPRESSOR_APE])[i] = value_at(seed * 32u + 4, i) * 0.5f;
+  for (i = 0; i < D; i++) f32_of(&f->in[CSA_IN_COMPRESSOR_NORM])[i] = 0.75f + value_at(seed * 32u + 5, i) * 0.125f;
+  fill_carry(&f->in[CSA_IN_PAST_CARRY], start, seed * 32u + 7);
+  fill_past_cache(&f->in[CSA_IN_PAST_COMPRESSED_KV], c->fmt, seed * 32u + 6);
+  for (i = 0; i < c->B; i++) ((int32_t *)f->in[CSA_IN_SEQLENS_K].data)[i] = (int32_t)c->total;
+  ((int64_t *)f->in[CSA_IN_TOTAL_SEQ].data)[0] = c->total;
+  if (c->bias_rank >= 0) fill_bias(f, seed * 32u + 19);
+}
+
+static void fixture_build(csa_fixture *f, const csa_case *c, unsigned seed) {
+  const dtype cdt = c->fmt == CSA_CACHE_F32 ? DTYPE_F32 : DTYPE_U8;
+  const long long W = width_of(c->fmt), cand = CSA_DENSE_WINDOW + c->Rc;
+  int i;
+  memset(f, 0, sizeof *f);
+  f->c = *c;
+  f->attrs.compression_ratio = CSA128_RATIO;
+  f->attrs.cache_format = c->fmt == CSA_CACHE_FP8 ? "fp8_e4m3_block64" : "f32";
+  f->attrs.num_heads = c->H;
+  f->attrs.head_dim = D;
+  f->attrs.qk_rope_head_dim = CSA_ROPE_DIM;
+  f->attrs.has_scale = c->scale != 0.0f;
+  f->attrs.scale = c->scale;
+  shape_set(&f->in[CSA_IN_QUERY], DTYPE_F32, 4, c->B, c->S, c->H, D);
+  shape_set(&f->in[CSA_IN_CURRENT_KV], DTYPE_F32, 3, c->B, c->L, D, 0);
+  shape_set(&f->in[CSA_IN_COMPRESSOR_KV], DTYPE_F32, 3, c->B, c->S, D, 0);
+  shape_set(&f->in[CSA_IN_COMPRESSOR_GATE], DTYPE_F32, 3, c->B, c->S, D, 0);
+  shape_set(&f->in[CSA_IN_COMPRESSOR_APE], DTYPE_F32, 2, CSA128_RATIO, D, 0, 0);
+  shape_set(&f->in[CSA_IN_COMPRESSOR_NORM], DTYPE_F32, 1, D, 0, 0, 0);
+  shape_set(&f->in[CSA_IN_PAST_COMPRESSED_KV], cdt, 3, c->B, c->Rp, W, 0);
+  shape_set(&f->in[CSA_IN_PAST_CARRY], DTYPE_F32, 4, c->B, CSA128_RATIO, 2, D);
+  shape_set(&f->in[CSA_IN_SEQLENS_K], DTYPE_I32, 1, c->B, 0, 0, 0);
+  shape_set(&f->in[CSA_IN_TOTAL_SEQ], DTYPE_I64, 0, 0, 0, 0, 0);
+  shape_set(&f->in[CSA_IN_HEAD_SINK], DTYPE_F32, 1, c->H, 0, 0, 0);
+  if (c->bias_rank == 1) shape_set(&f->in[CSA_IN_BIAS], DTYPE_F32, 1, 1, 0, 0, 0);
+  if (c->bias_rank == 2) shape_set(&f->in[CSA_IN_BIAS], DTYPE_F32, 2, c->S, cand, 0, 0);
+  if (c->bias_rank == 4) shape_set(&f->in[CSA_IN_BIAS], DTYPE_F32, 4, c->B, c->H, c->S, cand);
+  f->n_in = c->bias_rank >= 0 ? CSA_INPUT_COUNT : CSA_IN_HEAD_SINK + 1;
+  shape_set(&f->want[CSA_OUT_Y], DTYPE_F32, 4, c->B, c->S, c->H, D);
+  shape_set(&f->want[CSA_OUT_PRESENT_COMPRESSED_KV], cdt, 3, c->B, c->Rc, W, 0);
+  shape_set(&f->want[CSA_OUT_PRESENT_CARRY], DTYPE_F32, 4, c->B, CSA128_RATIO, 2, D);
+  for (i = 0; i < CSA_INPUT_COUNT; i++) f->h_in[i] = &f->in[i];
+  for (i = 0; i < CSA_OUTPUT_COUNT; i++) f->h_want[i] = &f->want[i];
+  fixture_fill(f, seed);
+}
+
+/* Runs the oracle into want; returns its rc, error in *err. */
+static int fixture_oracle(csa_fixture *f, op_error *err) {
+  return oracle_csa128_run(&f->attrs, f->h_in, f->n_in, f->h_want, CSA_OUTPUT_COUNT, NULL, err);
+}
+
+/* (Re)uploads every present input into its device buffer. */
+static void fixture_upload_inputs(device_runtime *rt, csa_fixture *f) {
+  int i;
+  for (i = 0; i < CSA_INPUT_COUNT; i++)
+    if (f->in[i].dt && tensor_bytes(&f->in[i]))
+      RT_OK(rt, device_buffer_upload(rt, &f->d_in[i], f->in[i].data, tensor_bytes(&f->in[i])));
+}
+
+/* Device buffers for every tensor; inputs uploaded, outputs junk. */
+static void fixture_upload(device_runtime *rt, csa_fixture *f) {
+  int i;
+  for (i = 0; i < CSA_INPUT_COUNT; i++) {
+    f->p_in[i] = NULL;
+    if (!f->in[i].dt) continue;
+    RT_OK(rt, device_buffer_alloc(rt, tensor_bytes(&f->in[i]), &f->d_in[i]));
+    f->t_in[i].meta = f->in[i];
+    f->t_in[i].meta.data = NULL;
+    f->t_in[i].dptr = f->d_in[i].dptr;
+    f->p_in[i] = &f->t_in[i];
+  }
+  fixture_upload_inputs(rt, f);
+  for (i = 0; i < CSA_OUTPUT_COUNT; i++) {
+    RT_OK(rt, device_buffer_alloc(rt, tensor_bytes(&f->want[i]), &f->d_out[i]));
+    f->t_out[i].meta = f->want[i];
+    f->t_out[i].meta.data = NULL;
+    f->t_out[i].dptr = f->d_out[i].dptr;
+    f->p_out[i] = &f->t_out[i];
+  }
+}
+
+static void fixture_fill_outputs(device_runtime *rt, csa_fixture *f, int byte) {
+  int i;
+  for (i = 0; i < CSA_OUTPUT_COUNT; i++) RT_OK(rt, device_buffer_fill(rt, &f->d_out[i], byte));
+}
+
+static void fixture_free(csa_fixture *f) {
+  int i;
+  for (i = 0; i < CSA_INPUT_COUNT; i++) {
+    tensor_free(&f->in[i]);
+    device_buffer_free(&f->d_in[i]);
+  }
+  for (i = 0; i < CSA_OUTPUT_COUNT; i++) {
+    tensor_free(&f->want[i]);
+    device_buffer_free(&f->d_out[i]);
+  }
+}
+
+static int fixture_execute(csa_fixture *f, device_csa128 *k, op_error *err) {
+  return device_csa128_execute(k, f->p_in, f->n_in, f->p_out, CSA_OUTPUT_COUNT, err);
+}
+
+static const char *const output_names[CSA_OUTPUT_COUNT] = {"Y", "present_compressed_kv",
+                                                           "present_compression_carry"};
+
+/* The first mismatching byte of output o, with the f32 element around it when there is one. */
+static void report_mismatch(const csa_fixture *f, int o, const unsigned char *got, size_t at, size_t bytes,
+                            const char *when) {
+  const unsigned char *want = f->want[o].data;
+  size_t n_bad = 0, i;
+  for (i = at; i < bytes; i++) n_bad += got[i] != want[i];
+  if (f->want[o].dt == DTYPE_F32) {
+    size_t e = at / 4;
+    float g, w;
+    memcpy(&g, got + 4 * e, 4);
+    memcpy(&w, want + 4 * e, 4);
+    cr_expect_fail("%s:%d %s (%s): %s differs first at f32 element %zu (byte %zu of %zu, %zu bytes differ): "
+                   "device %a (0x%08x), oracle %a (0x%08x)",
+                   __FILE__, f->c.line, f->c.name, when, output_names[o], e, at, bytes, n_bad, (double)g,
+                   nx_f32_bits(g), (double)w, nx_f32_bits(w));
+  } else {
+    cr_expect_fail("%s:%d %s (%s): %s differs first at byte %zu of %zu (record %zu, byte %zu; %zu bytes "
+                   "differ): device 0x%02x, oracle 0x%02x",
+                   __FILE__, f->c.line, f->c.name, when, output_names[o], at, bytes, at / CSA_FP8_RECORD_BYTES,
+                   at % CSA_FP8_RECORD_BYTES, n_bad, got[at], want[at]);
+  }
+}
+
+/* Every output byte equals the oracle's; every canary (inputs too) and the scratch intact. */
+static void fixture_compare(device_runtime *rt, csa_fixture *f, device_csa128 *k, const char *when) {
+  char report[1024];
+  int i;
+  for (i = 0; i < CSA_OUTPUT_COUNT; i++) {
+    size_t bytes = tensor_bytes(&f->want[i]), at;
+    unsigned char *got = malloc(bytes ? bytes : 1);
+    const unsigned char *want = f->want[i].data;
+    cr_assert_not_null(got);
+    if (bytes) RT_OK(rt, device_buffer_download(rt, &f->d_out[i], got, bytes));
+    for (at = 0; at < bytes && got[at] == want[at]; at++) continue;
+    if (at < bytes) report_mismatch(f, i, got, at, bytes, when);
+    free(got);
+  }
+  for (i = 0; i < CSA_INPUT_COUNT + CSA_OUTPUT_COUNT; i++) {
+    const device_buffer *buf = i < CSA_INPUT_COUNT ? &f->d_in[i] : &f->d_out[i - CSA_INPUT_COUNT];
+    unsigned damage;
+    if (!buf->base) continue;
+    RT_OK(rt, device_buffer_check(rt, buf, &damage, NULL));
+    cr_expect_eq(damage, 0, "%s (%s): canary of %s %d overwritten (0x%x)", f->c.name, when,
+                 i < CSA_INPUT_COUNT ? "input" : "output", i < CSA_INPUT_COUNT ? i : i - CSA_INPUT_COUNT, damage);
+  }
+  cr_expect_eq(device_csa128_scratch_check(k, report, sizeof report), 0, "%s (%s): %s", f->c.name, when, report);
+}
+
+static device_csa128 *csa_open(device_runtime *rt, const csa_attrs *attrs) {
+  device_csa128 *k = NULL;
+  char err[4096];
+  cr_assert_eq(device_csa128_create(rt, attrs, &k, err, sizeof err), 0, "create: %s", err);
+  return k;
+}
+
+static void expect_same_error(const op_error *dev, const op_error *ora, const char *what) {
+  char d[256], o[256];
+  op_error_describe(dev, d, sizeof d);
+  op_error_describe(ora, o, sizeof o);
+  cr_expect(op_error_same(dev, ora), "%s: device '%s' (%s), oracle '%s' (%s)", what, d, dev->message, o,
+            ora->message);
+}
+
+/* Sets the cursor (host and device) to total. */
+static void fixture_set_total(device_runtime *rt, csa_fixture *f, long long total) {
+  f->c.total = total;
+  ((int64_t *)f->in[CSA_IN_TOTAL_SEQ].data)[0] = total;
+  RT_OK(rt, device_buffer_upload(rt, &f->d_in[CSA_IN_TOTAL_SEQ], f->in[CSA_IN_TOTAL_SEQ].data, sizeof(int64_t)));
+}
+
+/* ---- tests ---------------------------------------------------------------------- */
+
+/* Needs NVRTC, not a GPU: what device_runtime_kernel loads for an H200. */
+Test(csa128_device, compiles_to_an_sm90_cubin_with_every_kernel) {
+  static const char *const names[] = {CSA128_KERNEL_STATE, CSA128_KERNEL_COMPRESS, CSA128_KERNEL_ATTENTION};
+  nvrtc_output out;
+  size_t i;
+  if (!device_built_with_cuda()) cr_skip_test("skipped: no NVRTC in this build");
+  cr_assert_eq(nvrtc_compile_cubin(CSA128_KERNEL_FILE, 90, &out), 0, "%s", out.log);
+  cr_expect_eq(memcmp(out.code, "\177ELF", 4), 0, "a CUBIN is an ELF file");
+  for (i = 0; i < sizeof names / sizeof names[0]; i++) {
+    size_t len = strlen(names[i]) + 1, at; /* the symbol name with its NUL */
+    for (at = 0; at + len <= out.size && memcmp(out.code + at, names[i], len); at++) continue;
+    cr_expect_leq(at + len, out.size, "%s is not in the CUBIN", names[i]);
+  }
+  nvrtc_output_free(&out);
+}
+
+Test(csa128_device, every_case_matches_the_oracle_byte_for_byte) {
+  device_runtime *rt = rt_open_or_skip();
+  size_t ci;
+  for (ci = 0; ci < CSA_CASE_COUNT; ci++) {
+    static const int junk[2] = {DEVICE_JUNK_BYTE, 0x5a};
+    csa_fixture f;
+    device_csa128 *k;
+    op_error oerr, derr;
+    char reason[256];
+    int rc, pass;
+    fixture_build(&f, &csa_cases[ci], 1 + (unsigned)ci);
+    cr_assert_eq(fixture_oracle(&f, &oerr), 0, "%s: oracle rejected the case: %s", f.c.name, oerr.message);
+    fixture_upload(rt, &f);
+    k = csa_open(rt, &f.attrs);
+    cr_expect_eq(device_csa128_capture_ready(k, reason, sizeof reason), 0);
+    cr_expect_not_null(strstr(reason, "eager"), "%s", reason);
+    for (pass = 0; pass < 2; pass++) { /* two junk patterns: an unwritten byte cannot match both */
+      fixture_fill_outputs(rt, &f, junk[pass]);
+      cr_expect_eq(device_csa128_scratch_fill(k, junk[pass]), 0);
+      rc = fixture_execute(&f, k, &derr);
+      cr_assert_eq(rc, DEVICE_CSA_OK, "%s: execute rc %d: %s", f.c.name, rc, derr.message);
+      fixture_compare(rt, &f, k, pass ? "eager, junk 0x5a" : "eager, junk 0xa5");
+    }
+    cr_expect_eq(device_csa128_capture_ready(k, NULL, 0), 1);
+    device_csa128_destroy(k);
+    fixture_free(&f);
+  }
+  device_runtime_destroy(rt);
+}
+
+/*
+** prefill (126 tokens) -> decode 127 -> decode 128 (finishes record 0) ->
+** decode 129.  The device's past_* inputs are its previous present_*
+** outputs; the oracle's are its own.
+*/
+Test(csa128_device, prefill_decode_chain_across_a_record_boundary) {
+  static const long long totals[] = {126, 127, 128, 129};
+  static const csa_cache_format formats[] = {CSA_CACHE_F32, CSA_CACHE_FP8};
+  device_runtime *rt = rt_open_or_skip();
+  size_t fi, si;
+  for (fi = 0; fi < 2; fi++) {
+    csa_fixture steps[2];
+    device_csa128 *k = NULL;
+    for (si = 0; si < sizeof totals / sizeof totals[0]; si++) {
+      csa_fixture *f = &steps[si % 2], *prev = &steps[(si + 1) % 2];
+      csa_case c = {"chain", formats[fi], 2, 1, 2, 128, 2, 2, totals[si], 4, 0.0f, __LINE__};
+      op_error oerr, derr;
+      char when[64];
+      int rc;
+      if (si == 0) c.S = 126, c.L = 126;
+      if (totals[si] < 128) c.L = totals[si];
+      c.name = formats[fi] == CSA_CACHE_FP8 ? "chain.fp8" : "chain.f32";
+      fixture_build(f, &c, 40 + (unsigned)si);
+      if (si > 0) { /* thread the state: host from the oracle, device from the device */
+        memcpy(f->in[CSA_IN_PAST_COMPRESSED_KV].data, prev->want[CSA_OUT_PRESENT_COMPRESSED_KV].data,
+               tensor_bytes(&f->in[CSA_IN_PAST_COMPRESSED_KV]));
+        memcpy(f->in[CSA_IN_PAST_CARRY].data, prev->want[CSA_OUT_PRESENT_CARRY].data,
+               tensor_bytes(&f->in[CSA_IN_PAST_CARRY]));
+      }
+      cr_assert_eq(fixture_oracle(f, &oerr), 0, "%s step %zu: %s", c.name, si, oerr.message);
+      fixture_upload(rt, f);
+      if (si > 0) {
+        f->t_in[CSA_IN_PAST_COMPRESSED_KV].dptr = prev->d_out[CSA_OUT_PRESENT_COMPRESSED_KV].dptr;
+        f->t_in[CSA_IN_PAST_CARRY].dptr = prev->d_out[CSA_OUT_PRESENT_CARRY].dptr;
+      }
+      if (!k) k = csa_open(rt, &f->attrs);
+      rc = fixture_execute(f, k, &derr);
+      cr_assert_eq(rc, DEVICE_CSA_OK, "%s step %zu: execute rc %d: %s", c.name, si, rc, derr.message);
+      snprintf(when, sizeof when, "step %zu, total %lld", si, totals[si]);
+      fixture_compare(rt, f, k, when);
+      if (si > 0) fixture_free(prev);
+    }
+    fixture_free(&steps[(sizeof totals / sizeof totals[0] - 1) % 2]);
+    device_csa128_destroy(k);
+  }
+  device_runtime_destroy(rt);
+}
+
+/*
+** A decode step, warm, then captured once; replayed with new data under
+** several cursors (one finishing record 1, one record 2), each equal to the
+** oracle with the latch 0.  Cursors the oracle rejects (present capacity,
+** total < S, past capacity) raise CSA128_LATCH_CURSOR_BIT and damage no
+** canary; a good cursor afterwards replays correctly again.
+*/
+Test(csa128_device, captured_decode_replays_match_the_oracle_and_latch_bad_cursors) {
+  static const long long good[] = {200, 255, 256, 300, 384, 201};
+  static const long long bad[] = {1000, 0, 512}; /* past capacity, total < S, present capacity */
+  static const csa_cache_format formats[] = {CSA_CACHE_FP8, CSA_CACHE_F32};
+  device_runtime *rt = rt_open_or_skip();
+  size_t fi, i;
+  for (fi = 0; fi < 2; fi++) {
+    csa_case c = {"capture", formats[fi], 2, 1, 2, 128, 3, 3, 200, 4, 0.0f, __LINE__};
+    csa_fixture f;
+    device_csa128 *k;
+    device_graph *g = NULL;
+    op_error oerr, derr;
+    unsigned latch = 99;
+    char when[96];
+    int rc;
+    c.name = formats[fi] == CSA_CACHE_FP8 ? "capture.fp8" : "capture.f32";
+    fixture_build(&f, &c, 70);
+    cr_assert_eq(fixture_oracle(&f, &oerr), 0, "%s", oerr.message);
+    fixture_upload(rt, &f);
+    k = csa_open(rt, &f.attrs);
+    rc = fixture_execute(&f, k, &derr);
+    cr_assert_eq(rc, DEVICE_CSA_OK, "%s warm-up: %s", c.name, derr.message);
+    fixture_compare(rt, &f, k, "warm-up");
+    RT_OK(rt, device_runtime_latch_reset(rt));
+    RT_OK(rt, device_runtime_capture_begin(rt));
+    rc = fixture_execute(&f, k, &derr);
+    RT_OK(rt, device_runtime_capture_end(rt, &g));
+    cr_assert_eq(rc, DEVICE_CSA_OK, "%s capture: %s", c.name, derr.message);
+
+    for (i = 0; i < sizeof good / sizeof good[0]; i++) {
+      f.c.total = good[i];
+      fixture_fill(&f, 80 + (unsigned)i); /* new data, consistent with the new cursor */
+      fixture_upload_inputs(rt, &f);
+      cr_assert_eq(fixture_oracle(&f, &oerr), 0, "%s total %lld: %s", c.name, good[i], oerr.message);
+      fixture_fill_outputs(rt, &f, i % 2 ? 0x5a : DEVICE_JUNK_BYTE);
+      RT_OK(rt, device_graph_replay(rt, g));
+      RT_OK(rt, device_runtime_latch_read(rt, &latch));
+      snprintf(when, sizeof when, "replay, total %lld", good[i]);
+      cr_expect_eq(latch, 0, "%s (%s): latch 0x%x", c.name, when, latch);
+      fixture_compare(rt, &f, k, when);
+    }
+    for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+      fixture_set_total(rt, &f, bad[i]);
+      cr_expect_neq(fixture_oracle(&f, &oerr), 0, "%s: the oracle accepted total %lld", c.name, bad[i]);
+      RT_OK(rt, device_runtime_latch_reset(rt));
+      RT_OK(rt, device_graph_replay(rt, g));
+      RT_OK(rt, device_runtime_latch_read(rt, &latch));
+      cr_expect_eq(latch, CSA128_LATCH_CURSOR_BIT, "%s: total %lld (oracle: %s): latch 0x%x", c.name, bad[i],
+                   csa_contract_name(oerr.rule), latch);
+      cr_expect_eq(device_csa128_scratch_check(k, when, sizeof when), 0, "poisoned replay: %s", when);
+    }
+    /* the last good cursor again: latch stays 0, outputs the oracle's */
+    RT_OK(rt, device_runtime_latch_reset(rt));
+    fixture_set_total(rt, &f, good[sizeof good / sizeof good[0] - 1]);
+    cr_assert_eq(fixture_oracle(&f, &oerr), 0, "%s", oerr.message);
+    fixture_fill_outputs(rt, &f, 0x5a);
+    RT_OK(rt, device_graph_replay(rt, g));
+    RT_OK(rt, device_runtime_latch_read(rt, &latch));
+    cr_expect_eq(latch, 0, "%s: restored replay raised the latch", c.name);
+    fixture_compare(rt, &f, k, "replay after poison");
+
+    device_graph_destroy(g);
+    device_csa128_destroy(k);
+    fixture_free(&f);
+  }
+  device_runtime_destroy(rt);
+}
+
+/* Output 0 still holds the junk byte everywhere: nothing was launched. */
+static void expect_untouched(device_runtime *rt, csa_fixture *f, const char *what) {
+  size_t bytes = tensor_bytes(&f->want[CSA_OUT_Y]), i;
+  unsigned char *got = malloc(bytes);
+  cr_assert_not_null(got);
+  RT_OK(rt, device_buffer_download(rt, &f->d_out[CSA_OUT_Y], got, bytes));
+  for (i = 0; i < bytes && got[i] == DEVICE_JUNK_BYTE; i++) continue;
+  cr_expect_eq(i, bytes, "%s: Y byte %zu was written (0x%02x)", what, i, i < bytes ? got[i] : 0);
+  free(got);
+}
+
+Test(csa128_device, contract_and_cursor_errors_match_the_oracle_without_launching) {
+  device_runtime *rt = rt_open_or_skip();
+  csa_fixture f;
+  device_csa128 *k;
+  op_error oerr, derr;
+  fixture_build(&f, &csa_cases[3], 90); /* fp8 decode, bias rank 2 */
+  fixture_upload(rt, &f);
+  k = csa_open(rt, &f.attrs);
+
+  /* capture is refused, with the reason, until a pass succeeds */
+  RT_OK(rt, device_runtime_capture_begin(rt));
+  cr_expect_eq(fixture_execute(&f, k, &derr), DEVICE_CSA_FAILED);
+  {
+    device_graph *g = NULL;
+    if (device_runtime_capture_end(rt, &g)) cr_log_info("capture_end: %s", device_runtime_error(rt));
+    device_graph_destroy(g);
+  }
+  cr_expect_not_null(strstr(derr.message, "eager pass"), "%s", derr.message);
+
+  /* gate of the wrong dtype */
+  f.in[CSA_IN_COMPRESSOR_GATE].dt = f.t_in[CSA_IN_COMPRESSOR_GATE].meta.dt = DTYPE_I32;
+  cr_expect_eq(fixture_oracle(&f, &oerr), -1);
+  cr_expect_eq(fixture_execute(&f, k, &derr), DEVICE_CSA_OP_ERROR, "%s", derr.message);
+  expect_same_error(&derr, &oerr, "gate dtype");
+  f.in[CSA_IN_COMPRESSOR_GATE].dt = f.t_in[CSA_IN_COMPRESSOR_GATE].meta.dt = DTYPE_F32;
+
+  /* a bias whose candidate axis is neither 1 nor 128 + Rc */
+  f.in[CSA_IN_BIAS].shape[1]--;
+  f.t_in[CSA_IN_BIAS].meta.shape[1]--;
+  cr_expect_eq(fixture_oracle(&f, &oerr), -1);
+  cr_expect_eq(fixture_execute(&f, k, &derr), DEVICE_CSA_OP_ERROR, "%s", derr.message);
+  expect_same_error(&derr, &oerr, "bias candidates");
+  f.in[CSA_IN_BIAS].shape[1]++;
+  f.t_in[CSA_IN_BIAS].meta.shape[1]++;
+
+  /* the eager cursor: each rule of csa_validate_cursor */
+  {
+    static const long long totals[] = {-1, 0, 10000};
+    size_t i;
+    for (i = 0; i < sizeof totals / sizeof totals[0]; i++) {
+      char what[64];
+      fixture_set_total(rt, &f, totals[i]);
+      snprintf(what, sizeof what, "total %lld", totals[i]);
+      fixture_fill_outputs(rt, &f, DEVICE_JUNK_BYTE);
+      cr_expect_eq(fixture_oracle(&f, &oerr), -1, "%s", what);
+      cr_expect_eq(fixture_execute(&f, k, &derr), DEVICE_CSA_OP_ERROR, "%s: %s", what, derr.message);
+      expect_same_error(&derr, &oerr, what);
+      expect_untouched(rt, &f, what);
+    }
+  }
+  cr_expect_eq(device_csa128_capture_ready(k, NULL, 0), 0, "a failed pass warmed the instance");
+
+  /* past capacity: Rp below start / 128 */
+  fixture_set_total(rt, &f, 301);
+  f.in[CSA_IN_PAST_COMPRESSED_KV].shape[1] = 1;
+  f.t_in[CSA_IN_PAST_COMPRESSED_KV].meta.shape[1] = 1;
+  cr_expect_eq(fixture_oracle(&f, &oerr), -1);
+  cr_expect_eq(fixture_execute(&f, k, &derr), DEVICE_CSA_OP_ERROR, "%s", derr.message);
+  expect_same_error(&derr, &oerr, "past capacity");
+  f.in[CSA_IN_PAST_COMPRESSED_KV].shape[1] = f.c.Rp;
+  f.t_in[CSA_IN_PAST_COMPRESSED_KV].meta.shape[1] = f.c.Rp;
+
+  /* and a good pass afterwards */
+  cr_assert_eq(fixture_oracle(&f, &oerr), 0, "%s", oerr.message);
+  cr_expect_eq(fixture_execute(&f, k, &derr), DEVICE_CSA_OK, "%s", derr.message);
+  fixture_compare(rt, &f, k, "after the errors");
+  device_csa128_destroy(k);
+  fixture_free(&f);
+  device_runtime_destroy(rt);
+}
