@@ -39,6 +39,7 @@ struct device_runtime {
   int ordinal, sm;
   cudaStream_t stream;
   unsigned *latch; /* the capture-error word */
+  cudaEvent_t timer_start, timer_stop; /* for device_runtime_timer_*; created on first use */
   int capturing;
   rt_module *modules;
   int n_modules, cap_modules;
@@ -134,6 +135,8 @@ void device_runtime_destroy(device_runtime *rt) {
   if (!rt) return;
   for (i = 0; i < rt->n_modules; i++) cudaLibraryUnload(rt->modules[i].library);
   if (rt->latch) cudaFree(rt->latch);
+  if (rt->timer_start) cudaEventDestroy(rt->timer_start);
+  if (rt->timer_stop) cudaEventDestroy(rt->timer_stop);
   if (rt->stream) cudaStreamDestroy(rt->stream);
   free(rt->modules);
   free(rt->kernels);
@@ -147,6 +150,20 @@ void *device_runtime_stream(device_runtime *rt) { return rt->stream; }
 int device_runtime_sync(device_runtime *rt) {
   if (rt_refuse_capturing(rt, "cudaStreamSynchronize")) return 1;
   return rt_check(rt, cudaStreamSynchronize(rt->stream), "cudaStreamSynchronize");
+}
+
+int device_runtime_timer_start(device_runtime *rt) {
+  if (rt_refuse_capturing(rt, "cudaEventRecord")) return 1;
+  if (!rt->timer_start && (rt_check(rt, cudaEventCreate(&rt->timer_start), "cudaEventCreate") ||
+                           rt_check(rt, cudaEventCreate(&rt->timer_stop), "cudaEventCreate")))
+    return 1;
+  return rt_check(rt, cudaEventRecord(rt->timer_start, rt->stream), "cudaEventRecord");
+}
+
+int device_runtime_timer_stop(device_runtime *rt, float *ms) {
+  return rt_check(rt, cudaEventRecord(rt->timer_stop, rt->stream), "cudaEventRecord") ||
+         rt_check(rt, cudaEventSynchronize(rt->timer_stop), "cudaEventSynchronize") ||
+         rt_check(rt, cudaEventElapsedTime(ms, rt->timer_start, rt->timer_stop), "cudaEventElapsedTime");
 }
 
 /* ---- the module cache --------------------------------------------------------- */

@@ -111,6 +111,14 @@ int device_runtime_launch(device_runtime *rt, void *kernel, const char *name,
 ** Syncs, then copies bytes from the device address dptr (any allocation on
 ** this device, e.g. a pool slot) to host, then syncs; refused while capturing.
 */
+/*
+** CUDA-event timing on the stream: start records an event, stop records a
+** second, waits for it and stores the milliseconds between them.  For
+** benchmarks; not while capturing.
+*/
+int device_runtime_timer_start(device_runtime *rt);
+int device_runtime_timer_stop(device_runtime *rt, float *ms);
+
 int device_runtime_copy_to_host(device_runtime *rt, void *host, const void *dptr, size_t bytes);
 
 /* ---- capture and replay -------------------------------------------------- */

@@ -19,18 +19,20 @@ int device_io_open(device_io *io, device_runtime *rt, const tensor *in, int n_in
     if (in[i].dt == DTYPE_NONE) continue;
     io->in_t[i].meta = in[i];
     io->in_t[i].meta.data = NULL;
+    io->in_p[i] = &io->in_t[i];
+    if (!in[i].data || tensor_numel(&in[i]) <= 0) continue; /* metadata only: a contract case */
     if (device_buffer_alloc(rt, tensor_bytes(&in[i]), &io->in_buf[i]) != 0 ||
         device_buffer_upload(rt, &io->in_buf[i], in[i].data, tensor_bytes(&in[i])) != 0)
       goto fail;
     io->in_t[i].dptr = io->in_buf[i].dptr;
-    io->in_p[i] = &io->in_t[i];
   }
   for (i = 0; i < n_out; i++) {
     io->out_t[i].meta = out[i];
     io->out_t[i].meta.data = NULL;
+    io->out_p[i] = &io->out_t[i];
+    if (tensor_numel(&out[i]) <= 0 || out[i].rank < 0) continue;
     if (device_buffer_alloc(rt, tensor_bytes(&out[i]), &io->out_buf[i]) != 0) goto fail;
     io->out_t[i].dptr = io->out_buf[i].dptr;
-    io->out_p[i] = &io->out_t[i];
   }
   if (device_io_junk_outputs(io) == 0) return 0;
 fail:
@@ -47,21 +49,21 @@ void device_io_close(device_io *io) {
 }
 
 int device_io_upload(device_io *io, int input, const tensor *t) {
-  if (!io->in_p[input]) return 0;
+  if (!io->in_p[input] || !io->in_buf[input].base) return 0;
   return device_buffer_upload(io->rt, &io->in_buf[input], t->data, tensor_bytes(t));
 }
 
 int device_io_junk_outputs(device_io *io) {
   int i;
   for (i = 0; i < io->n_out; i++)
-    if (device_buffer_fill(io->rt, &io->out_buf[i], DEVICE_JUNK_BYTE) != 0) return -1;
+    if (io->out_buf[i].base && device_buffer_fill(io->rt, &io->out_buf[i], DEVICE_JUNK_BYTE) != 0) return -1;
   return 0;
 }
 
 int device_io_download(device_io *io, int o, tensor *t) {
   *t = io->out_t[o].meta;
   t->data = NULL;
-  if (tensor_alloc(t) != 0) return -1;
+  if (tensor_alloc(t) != 0 || !io->out_buf[o].base) return -1;
   return device_buffer_download(io->rt, &io->out_buf[o], t->data, tensor_bytes(t));
 }
 

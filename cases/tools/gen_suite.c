@@ -1,17 +1,19 @@
 /*
-** gen_suite: (re)writes the IndexShare cases of a suite file.
+** gen_suite: (re)writes the generated cases of a suite file: IndexShare
+** (lines starting "family=is.", cases_is_write_suite) and CSA ratio 128
+** ("family=csa128.", cases_csa_write_suite).
 **
 **   gen_suite [--scale N] [PATH]
 **
-** Without PATH the specs go to stdout.  With PATH, the file's other lines
-** (its '#' header, other operators' specs) are kept where they are and the
-** IndexShare specs (lines starting "family=is.") are replaced by
-** cases_is_write_suite's, at the place the first of them stood (after the
-** rest when there were none).  The new file replaces the old by rename, so a
-** failure leaves the old one whole.
+** Without PATH the specs go to stdout, IndexShare first.  With PATH, the
+** file's other lines (its '#' header, other operators' specs) are kept where
+** they are and each group's specs are replaced by its writer's, at the place
+** the first of them stood (after the rest when there were none).  The new
+** file replaces the old by rename, so a failure leaves the old one whole.
 **
 **   gen_suite corpus/gate.suite     # what CI's committed gate suite holds
 */
+#include "cases/csa128_cases.h"
 #include "cases/index_share_cases.h"
 
 #include <errno.h>
@@ -19,7 +21,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define IS_PREFIX "family=is."
+/* One generated group of lines: the prefix that marks them and their writer. */
+typedef struct suite_group {
+  const char *prefix, *name;
+  int (*write)(FILE *out, int scale);
+} suite_group;
+
+static const suite_group groups[] = {
+    {"family=is.", "IndexShare", cases_is_write_suite},
+    {"family=csa128.", "CSA ratio-128", cases_csa_write_suite},
+};
+#define GROUP_COUNT ((int)(sizeof groups / sizeof groups[0]))
 
 typedef struct lines {
   char **v;
@@ -47,27 +59,44 @@ static int lines_read(const char *path, lines *out) {
   return 0;
 }
 
-static int is_spec_line(const char *s) { return !strncmp(s, IS_PREFIX, strlen(IS_PREFIX)); }
+/* The group whose line s is; -1 for a line of no group. */
+static int line_group(const char *s) {
+  int g;
+  for (g = 0; g < GROUP_COUNT; g++)
+    if (!strncmp(s, groups[g].prefix, strlen(groups[g].prefix))) return g;
+  return -1;
+}
 
 static int write_merged(const char *path, const lines *old, int scale) {
   char tmp[4096];
-  int i, at = old->n, n = -1;
+  int i, g, at[GROUP_COUNT], n[GROUP_COUNT], failed = 0;
   FILE *f;
+  for (g = 0; g < GROUP_COUNT; g++) at[g] = old->n, n[g] = -1;
   for (i = old->n - 1; i >= 0; i--)
-    if (is_spec_line(old->v[i])) at = i;
+    if ((g = line_group(old->v[i])) >= 0) at[g] = i;
   snprintf(tmp, sizeof tmp, "%s.tmp", path);
   if (!(f = fopen(tmp, "w"))) return fprintf(stderr, "gen_suite: cannot write %s: %s\n", tmp, strerror(errno)), -1;
-  for (i = 0; i < old->n; i++) {
-    if (i == at) n = cases_is_write_suite(f, scale);
-    if (!is_spec_line(old->v[i])) fprintf(f, "%s\n", old->v[i]);
+  for (i = 0; i <= old->n; i++) {
+    for (g = 0; g < GROUP_COUNT; g++)
+      if (at[g] == i) n[g] = groups[g].write(f, scale);
+    if (i < old->n && line_group(old->v[i]) < 0) fprintf(f, "%s\n", old->v[i]);
   }
-  if (at == old->n) n = cases_is_write_suite(f, scale);
-  if (fclose(f) || n < 0 || rename(tmp, path)) {
+  for (g = 0; g < GROUP_COUNT; g++)
+    if (n[g] < 0) failed = 1;
+  if (fclose(f) || failed || rename(tmp, path)) {
     fprintf(stderr, "gen_suite: writing %s failed\n", path);
     remove(tmp);
     return -1;
   }
-  fprintf(stderr, "gen_suite: %d IndexShare specs in %s\n", n, path);
+  for (g = 0; g < GROUP_COUNT; g++) fprintf(stderr, "gen_suite: %d %s specs in %s\n", n[g], groups[g].name, path);
+  return 0;
+}
+
+/* Every group to stdout, in table order. */
+static int write_stdout(int scale) {
+  int g;
+  for (g = 0; g < GROUP_COUNT; g++)
+    if (groups[g].write(stdout, scale) < 0) return -1;
   return 0;
 }
 
@@ -81,7 +110,7 @@ int main(int argc, char **argv) {
     else return fprintf(stderr, "usage: gen_suite [--scale N] [PATH]\n"), 2;
   }
   if (scale < 1) return fprintf(stderr, "gen_suite: --scale must be >= 1\n"), 2;
-  if (!path) return cases_is_write_suite(stdout, scale) < 0;
+  if (!path) return write_stdout(scale) ? 1 : 0;
   if (lines_read(path, &old)) return fprintf(stderr, "gen_suite: cannot read %s: %s\n", path, strerror(errno)), 1;
   rc = write_merged(path, &old, scale);
   for (i = 0; i < old.n; i++) free(old.v[i]);

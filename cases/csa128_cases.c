@@ -1,0 +1,999 @@
+/*
+** csa128_cases.c: see csa128_cases.h.
+**
+** In order: names; the spec text (value parsers, the key table, format,
+** the consistency rules, parse); the tensors (the plan of one step, the
+** csa128.contract mutations, the fills, materialize); the family
+** enumerators; the suite.
+**
+** Random streams.  Every draw names a stream (enum csa_stream), so adding a
+** draw to one fill never shifts another's values.
+*/
+#include "cases/csa128_cases.h"
+
+#include "cases/case_spec.h"
+#include "cases/rng.h"
+#include "oracle/numerics/numerics.h"
+
+#include <ctype.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum csa_stream {
+  CSA_STREAM_QUERY = 0,
+  CSA_STREAM_KV,       /* per position: current_kv */
+  CSA_STREAM_CKV,      /* per position: compressor_kv */
+  CSA_STREAM_GATE,     /* per position: compressor_gate */
+  CSA_STREAM_APE,
+  CSA_STREAM_NORM,
+  CSA_STREAM_PAST,     /* synthetic past records */
+  CSA_STREAM_CARRY,    /* synthetic carry */
+  CSA_STREAM_SINK,
+  CSA_STREAM_BIAS,
+  CSA_STREAM_JUNK = 32, /* + input slot (outputs at 32 + 20 + o): mutated tensors' bytes */
+  CSA_STREAM_ENUM = 96  /* + family: enumerator draws */
+};
+
+#define CSA_DIM_MAX ((1ll << 30) - 1)
+#define CSA_START_MAX (1ll << 40)
+#define CSA_STEPS_MAX 4096
+#define CARRY_FLOATS (CSA128_RATIO * 2 * CSA_HEAD_DIM)
+
+/* ---------------------------------------------------------------- names */
+
+static const char *const family_names[CSA_FAMILY_COUNT] = {"csa128.chain", "csa128.state", "csa128.contract"};
+static const char *const sink_names[CSA_SINK_COUNT] = {"neginf", "zero", "large", "rand"};
+
+const char *cases_csa_family_name(csa_family f) {
+  return (unsigned)f < CSA_FAMILY_COUNT ? family_names[f] : "?";
+}
+
+static int name_lookup(const char *const *names, int n, const char *s) {
+  int i;
+  for (i = 0; i < n; i++)
+    if (!strcmp(names[i], s)) return i;
+  return -1;
+}
+
+static void set_err(char *err, size_t len, const char *fmt, ...) {
+  va_list ap;
+  if (!err || !len) return;
+  va_start(ap, fmt);
+  vsnprintf(err, len, fmt, ap);
+  va_end(ap);
+}
+
+/* Derived sizes. */
+static long long case_final_total(const csa_case *c) { return c->start + c->prefill + c->decode; }
+static long long step_seq(const csa_case *c, int step) { return step == 0 ? c->prefill : 1; }
+static long long step_total(const csa_case *c, int step) { return c->start + c->prefill + step; }
+static long long case_width(const csa_case *c) {
+  return c->format == CSA_CACHE_FP8 ? CSA_FP8_RECORD_BYTES : CSA_HEAD_DIM;
+}
+static dtype case_cache_dt(const csa_case *c) { return c->format == CSA_CACHE_FP8 ? DTYPE_U8 : DTYPE_F32; }
+
+/* The bias shape right-aligned into 4 dims (1 where absent). */
+static void bias_dims4(const csa_case *c, long long *d4) {
+  int i;
+  for (i = 0; i < 4; i++) d4[i] = i < 4 - c->bias_rank ? 1 : c->bias_shape[i - (4 - c->bias_rank)];
+}
+
+/* ---------------------------------------------------- value parsers */
+
+static int parse_u64(const char *s, unsigned long long *out) {
+  unsigned long long v = 0;
+  if (!isdigit((unsigned char)*s) || (s[0] == '0' && s[1])) return -1; /* no sign, no leading 0 */
+  for (; *s; s++) {
+    unsigned d = (unsigned)(*s - '0');
+    if (!isdigit((unsigned char)*s) || v > (ULLONG_MAX - d) / 10) return -1;
+    v = v * 10 + d;
+  }
+  *out = v;
+  return 0;
+}
+
+/* A canonical non-negative decimal in [lo, hi]. */
+static int parse_ll(const char *s, long long lo, long long hi, long long *out) {
+  unsigned long long v;
+  if (parse_u64(s, &v) || v > (unsigned long long)hi || (long long)v < lo) return -1;
+  *out = (long long)v;
+  return 0;
+}
+
+/*
+** The one text a scale may have: "%a" of (double)f as glibc prints it,
+** written out here so the canonical spec does not depend on printf.
+** (Same rule as index_share_cases.c.)
+*/
+static void format_hex_float(float f, char *out, size_t len) {
+  uint32_t u = nx_f32_bits(f), m = u & 0x7fffffu;
+  int e = (int)(u >> 23 & 0xffu), digits = 6;
+  if (e == 0 && m == 0) {
+    snprintf(out, len, "0x0p+0");
+    return;
+  }
+  if (e == 0) /* subnormal: normalise, as the double it widens to is */
+    for (e = 1; !(m & 0x800000u); e--) m <<= 1;
+  m = (m & 0x7fffffu) << 1;
+  for (; digits > 0 && !(m & 0xfu); digits--) m >>= 4;
+  if (digits) snprintf(out, len, "0x1.%0*xp%+d", digits, (unsigned)m, e - 127);
+  else snprintf(out, len, "0x1p%+d", e - 127);
+}
+
+typedef int (*value_parse_fn)(csa_case *c, const char *v);
+typedef int (*value_format_fn)(const csa_case *c, char *out, size_t len);
+
+static int vp_family(csa_case *c, const char *v) {
+  int f = name_lookup(family_names, CSA_FAMILY_COUNT, v);
+  if (f < 0) return -1;
+  c->family = (csa_family)f;
+  return 0;
+}
+static int vp_op(csa_case *c, const char *v) { return (void)c, strcmp(v, "CompressedSparseAttention") ? -1 : 0; }
+static int vp_ratio(csa_case *c, const char *v) { return (void)c, strcmp(v, "128") ? -1 : 0; }
+
+static int vp_cache(csa_case *c, const char *v) {
+  if (!strcmp(v, "f32")) return c->format = CSA_CACHE_F32, 0;
+  if (!strcmp(v, "fp8")) return c->format = CSA_CACHE_FP8, 0;
+  return -1;
+}
+
+#define VP_DIM(name, field, lo, hi)                                                                    \
+  static int name(csa_case *c, const char *v) { return parse_ll(v, lo, hi, &c->field); }
+VP_DIM(vp_b, batch, 1, CSA_DIM_MAX)
+VP_DIM(vp_heads, heads, 1, CSA_DIM_MAX)
+VP_DIM(vp_window, window, 1, CSA_DENSE_WINDOW)
+VP_DIM(vp_start, start, 0, CSA_START_MAX)
+VP_DIM(vp_prefill, prefill, 1, CSA_DIM_MAX)
+VP_DIM(vp_decode, decode, 0, CSA_STEPS_MAX - 1)
+VP_DIM(vp_cap, capacity, 0, CSA_DIM_MAX)
+
+static int vp_bias(csa_case *c, const char *v) {
+  char buf[256], *p, *q;
+  int n = 0;
+  if (!strcmp(v, "none")) return c->bias_rank = -1, 0;
+  if (!strcmp(v, "[]")) return c->bias_rank = 0, 0;
+  if (strlen(v) >= sizeof buf) return -1;
+  strcpy(buf, v);
+  for (p = buf;; p = q + 1) {
+    if (n == 4) return -1;
+    q = strchr(p, 'x');
+    if (q) *q = '\0';
+    if (parse_ll(p, 0, CSA_DIM_MAX, &c->bias_shape[n++])) return -1;
+    if (!q) break;
+  }
+  c->bias_rank = n;
+  return 0;
+}
+
+static int vp_sink(csa_case *c, const char *v) {
+  int s = name_lookup(sink_names, CSA_SINK_COUNT, v);
+  if (s < 0) return -1;
+  c->sink = (csa_sink)s;
+  return 0;
+}
+
+static int vp_scale(csa_case *c, const char *v) {
+  char canon[64], *end;
+  double d;
+  if (!strcmp(v, "none")) return c->has_scale = 0, 0;
+  d = strtod(v, &end);
+  if (*end || !(d > 0.0) || (double)(float)d != d || !((float)d <= 0x1.fffffep127f)) return -1;
+  format_hex_float((float)d, canon, sizeof canon);
+  if (strcmp(canon, v)) return -1; /* not canonical: one case, one text */
+  c->has_scale = 1;
+  c->scale = (float)d;
+  return 0;
+}
+
+static int vp_contract(csa_case *c, const char *v) {
+  int code;
+  for (code = CSA_CONTRACT_NONE + 1; code < CSA_CONTRACT_COUNT; code++)
+    if (!strcmp(v, csa_contract_name(code))) return c->contract = code, 0;
+  return -1;
+}
+
+static int vp_seed(csa_case *c, const char *v) { return parse_u64(v, &c->seed); }
+
+static int put(char *o, size_t n, const char *fmt, ...) {
+  va_list ap;
+  int w;
+  va_start(ap, fmt);
+  w = vsnprintf(o, n, fmt, ap);
+  va_end(ap);
+  return w < 0 || (size_t)w >= n ? -1 : 0;
+}
+
+static int vf_family(const csa_case *c, char *o, size_t n) { return put(o, n, "%s", family_names[c->family]); }
+static int vf_op(const csa_case *c, char *o, size_t n) { return (void)c, put(o, n, "CompressedSparseAttention"); }
+static int vf_ratio(const csa_case *c, char *o, size_t n) { return (void)c, put(o, n, "128"); }
+static int vf_cache(const csa_case *c, char *o, size_t n) { return put(o, n, c->format == CSA_CACHE_FP8 ? "fp8" : "f32"); }
+#define VF_DIM(name, field)                                                                            \
+  static int name(const csa_case *c, char *o, size_t n) { return put(o, n, "%lld", c->field); }
+VF_DIM(vf_b, batch)
+VF_DIM(vf_heads, heads)
+VF_DIM(vf_window, window)
+VF_DIM(vf_start, start)
+VF_DIM(vf_prefill, prefill)
+VF_DIM(vf_decode, decode)
+VF_DIM(vf_cap, capacity)
+
+static int vf_bias(const csa_case *c, char *o, size_t n) {
+  size_t used = 0;
+  int i;
+  if (c->bias_rank < 0) return put(o, n, "none");
+  if (c->bias_rank == 0) return put(o, n, "[]");
+  for (i = 0; i < c->bias_rank; i++) {
+    if (put(o + used, n - used, "%s%lld", i ? "x" : "", c->bias_shape[i])) return -1;
+    used += strlen(o + used);
+  }
+  return 0;
+}
+
+static int vf_sink(const csa_case *c, char *o, size_t n) { return put(o, n, "%s", sink_names[c->sink]); }
+static int vf_scale(const csa_case *c, char *o, size_t n) {
+  if (!c->has_scale) return put(o, n, "none");
+  format_hex_float(c->scale, o, n);
+  return 0;
+}
+static int vf_contract(const csa_case *c, char *o, size_t n) { return put(o, n, "%s", csa_contract_name(c->contract)); }
+static int vf_seed(const csa_case *c, char *o, size_t n) { return put(o, n, "%llu", c->seed); }
+
+/* ------------------------------------------------------ the key table */
+
+#define F(x) (1u << (x))
+#define F_ALL (F(CSA_FAMILY_COUNT) - 1u)
+static const struct csa_key {
+  const char *name;
+  unsigned families; /* the families whose specs carry it */
+  value_parse_fn parse;
+  value_format_fn format;
+} spec_keys[] = {
+    {"family", F_ALL, vp_family, vf_family},
+    {"op", F_ALL, vp_op, vf_op},
+    {"ratio", F_ALL, vp_ratio, vf_ratio},
+    {"cache", F_ALL, vp_cache, vf_cache},
+    {"b", F_ALL, vp_b, vf_b},
+    {"heads", F_ALL, vp_heads, vf_heads},
+    {"window", F_ALL, vp_window, vf_window},
+    {"start", F_ALL, vp_start, vf_start},
+    {"prefill", F_ALL, vp_prefill, vf_prefill},
+    {"decode", F_ALL, vp_decode, vf_decode},
+    {"cap", F_ALL, vp_cap, vf_cap},
+    {"bias", F_ALL, vp_bias, vf_bias},
+    {"sink", F_ALL, vp_sink, vf_sink},
+    {"scale", F_ALL, vp_scale, vf_scale},
+    {"contract", F(CSA_FAMILY_CONTRACT), vp_contract, vf_contract},
+    {"seed", F_ALL, vp_seed, vf_seed},
+};
+#define KEY_COUNT ((int)(sizeof spec_keys / sizeof spec_keys[0]))
+
+static int key_index(const char *name, size_t len) {
+  int i;
+  for (i = 0; i < KEY_COUNT; i++)
+    if (strlen(spec_keys[i].name) == len && !strncmp(spec_keys[i].name, name, len)) return i;
+  return -1;
+}
+
+int cases_csa_format(const csa_case *c, char *spec, size_t len) {
+  size_t used = 0;
+  char v[CSA_CASE_SPEC_MAX];
+  int i;
+  if (!len || (unsigned)c->family >= CSA_FAMILY_COUNT) return -1;
+  spec[0] = '\0';
+  for (i = 0; i < KEY_COUNT; i++) {
+    if (!(spec_keys[i].families & F(c->family))) continue;
+    if (spec_keys[i].format(c, v, sizeof v)) return -1;
+    if (put(spec + used, len - used, "%s%s=%s", used ? " " : "", spec_keys[i].name, v)) return -1;
+    used += strlen(spec + used);
+  }
+  return 0;
+}
+
+int cases_csa_id(const csa_case *c, char *id, size_t len) {
+  char spec[CSA_CASE_SPEC_MAX];
+  return cases_csa_format(c, spec, sizeof spec) ? -1 : case_id_from_spec(spec, id, len);
+}
+
+int cases_csa_steps(const csa_case *c) { return (int)c->decode + 1; }
+
+int cases_csa_expected(const csa_case *c, int *code) {
+  int reject = c->family == CSA_FAMILY_CONTRACT;
+  if (code) *code = reject ? c->contract : CSA_CONTRACT_NONE;
+  return reject;
+}
+
+/* ------------------------------------------------ consistency rules */
+
+/* Formats "inconsistent token 'key=value': why" and returns -1. */
+static int inconsistent(const csa_case *c, const char *key, char *err, size_t len, const char *fmt, ...) {
+  char v[CSA_CASE_SPEC_MAX] = "", why[256];
+  int k = key_index(key, strlen(key));
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(why, sizeof why, fmt, ap);
+  va_end(ap);
+  if (k >= 0 && spec_keys[k].format(c, v, sizeof v)) v[0] = '\0';
+  set_err(err, len, "inconsistent token '%s=%.200s': %s", key, v, why);
+  return -1;
+}
+
+/* Does the bias broadcast to [B, heads, S, 128 + cap] at a step of length S? */
+static int bias_fits(const csa_case *c, long long seq) {
+  long long target[4] = {c->batch, c->heads, seq, CSA_DENSE_WINDOW + c->capacity}, d4[4];
+  int i;
+  bias_dims4(c, d4);
+  for (i = 0; i < 4; i++)
+    if (d4[i] != 1 && d4[i] != target[i]) return 0;
+  return 1;
+}
+
+static int check_contract(const csa_case *c, char *err, size_t len) {
+  switch (c->contract) {
+  case CSA_CONTRACT_BIAS_DTYPE:
+  case CSA_CONTRACT_BIAS_RANK:
+  case CSA_CONTRACT_BIAS_BROADCAST:
+  case CSA_CONTRACT_BIAS_CANDIDATES:
+    return c->bias_rank < 0 ? inconsistent(c, "contract", err, len, "needs a bias") : 0;
+  case CSA_CONTRACT_PAST_CAPACITY:
+    return c->start < CSA128_RATIO ? inconsistent(c, "contract", err, len, "needs start >= 128 (a past record)") : 0;
+  case CSA_CONTRACT_PRESENT_CAPACITY:
+    return c->start + c->prefill < CSA128_RATIO
+               ? inconsistent(c, "contract", err, len, "needs start + prefill >= 128 (a record to hold)")
+               : 0;
+  default: return 0;
+  }
+}
+
+/* The rules a spec must meet beyond each value's own syntax. */
+static int check_case(const csa_case *c, char *err, size_t len) {
+  long long final_total = case_final_total(c);
+  if (c->family == CSA_FAMILY_CHAIN && c->start != 0)
+    return inconsistent(c, "start", err, len, "csa128.chain starts a fresh sequence (start=0)");
+  if (c->family == CSA_FAMILY_STATE && c->start == 0)
+    return inconsistent(c, "start", err, len, "csa128.state starts from a synthetic state (start > 0)");
+  if (c->family == CSA_FAMILY_CONTRACT && c->decode != 0)
+    return inconsistent(c, "decode", err, len, "csa128.contract is one step (decode=0)");
+  if (final_total > CSA_START_MAX) return inconsistent(c, "start", err, len, "the final total is above 2^40");
+  if (c->capacity < final_total / CSA128_RATIO)
+    return inconsistent(c, "cap", err, len, "holds fewer than the %lld records of the final total %lld",
+                        final_total / CSA128_RATIO, final_total);
+  if (c->bias_rank >= 0 && (!bias_fits(c, c->prefill) || (c->decode && !bias_fits(c, 1))))
+    return inconsistent(c, "bias", err, len, "does not broadcast to [%lld, %lld, S, %lld] at every step", c->batch,
+                        c->heads, CSA_DENSE_WINDOW + c->capacity);
+  return c->family == CSA_FAMILY_CONTRACT ? check_contract(c, err, len) : 0;
+}
+
+/* ------------------------------------------------------------- parse */
+
+static void token_text(const char *p, size_t n, char *out, size_t len) {
+  snprintf(out, len, "%.*s%s", (int)(n > 200 ? 200 : n), p, n > 200 ? "..." : "");
+}
+
+static int parse_token(const char *p, size_t n, csa_case *c, unsigned char *seen, char *err, size_t len) {
+  char tok[256], value[CSA_CASE_SPEC_MAX];
+  const char *eq = memchr(p, '=', n);
+  int k;
+  token_text(p, n, tok, sizeof tok);
+  if (!eq) return set_err(err, len, "malformed token '%s' (expected key=value)", tok), -1;
+  if ((k = key_index(p, (size_t)(eq - p))) < 0) return set_err(err, len, "unknown key in token '%s'", tok), -1;
+  if (!(spec_keys[k].families & F(c->family)))
+    return set_err(err, len, "key not used by family %s in token '%s'", family_names[c->family], tok), -1;
+  if (seen[k]) return set_err(err, len, "repeated key in token '%s'", tok), -1;
+  seen[k] = 1;
+  if ((size_t)(p + n - eq) > sizeof value) return set_err(err, len, "bad value in token '%s'", tok), -1;
+  memcpy(value, eq + 1, (size_t)(p + n - eq - 1));
+  value[p + n - eq - 1] = '\0';
+  if (spec_keys[k].parse(c, value)) return set_err(err, len, "bad value in token '%s'", tok), -1;
+  return 0;
+}
+
+/* Finds and parses the family token first: it decides which keys belong. */
+static int parse_family(const char *spec, csa_case *c, char *err, size_t len) {
+  const char *p = spec;
+  while (*p) {
+    size_t n;
+    while (*p == ' ') p++;
+    n = strcspn(p, " ");
+    if (n > 7 && !strncmp(p, "family=", 7)) {
+      char v[64], tok[256];
+      token_text(p, n, tok, sizeof tok);
+      if (n - 7 >= sizeof v) return set_err(err, len, "bad value in token '%s'", tok), -1;
+      memcpy(v, p + 7, n - 7);
+      v[n - 7] = '\0';
+      return vp_family(c, v) ? (set_err(err, len, "bad value in token '%s'", tok), -1) : 0;
+    }
+    p += n;
+  }
+  set_err(err, len, "missing key 'family'");
+  return -1;
+}
+
+int cases_csa_parse(const char *spec, csa_case *c, char *err, size_t err_len) {
+  unsigned char seen[KEY_COUNT] = {0};
+  const char *p = spec;
+  int i;
+  memset(c, 0, sizeof *c);
+  c->bias_rank = -1;
+  if (strlen(spec) >= CSA_CASE_SPEC_MAX)
+    return set_err(err, err_len, "spec longer than %d characters", CSA_CASE_SPEC_MAX - 1), -1;
+  if (parse_family(spec, c, err, err_len)) return -1;
+  while (*p) {
+    size_t n;
+    while (*p == ' ') p++;
+    if (!*p) break;
+    n = strcspn(p, " ");
+    if (parse_token(p, n, c, seen, err, err_len)) return -1;
+    p += n;
+  }
+  for (i = 0; i < KEY_COUNT; i++)
+    if ((spec_keys[i].families & F(c->family)) && !seen[i])
+      return set_err(err, err_len, "missing key '%s'", spec_keys[i].name), -1;
+  return check_case(c, err, err_len);
+}
+
+/* ------------------------------------------------------------ the plan */
+
+/* One step's tensors before allocation, and what the operator is told. */
+typedef struct csa_plan {
+  tensor in[CSA_INPUT_COUNT];
+  tensor out[CSA_OUTPUT_COUNT];
+  unsigned char junk_in[CSA_INPUT_COUNT], junk_out[CSA_OUTPUT_COUNT]; /* mutated: junk bytes */
+  int n_in, n_out;
+  long long total; /* the value input 9 holds */
+  csa_attrs attrs;
+} csa_plan;
+
+static void set_shape(tensor *t, dtype dt, int rank, long long d0, long long d1, long long d2, long long d3) {
+  memset(t, 0, sizeof *t);
+  t->dt = dt;
+  t->rank = rank;
+  t->shape[0] = d0, t->shape[1] = d1, t->shape[2] = d2, t->shape[3] = d3;
+}
+
+/* The valid step the spec's tokens describe. */
+static void plan_build(const csa_case *c, int step, csa_plan *p) {
+  long long B = c->batch, S = step_seq(c, step), H = c->heads, total = step_total(c, step);
+  long long L = c->window < total ? c->window : total, W = case_width(c), R = c->capacity;
+  memset(p, 0, sizeof *p);
+  set_shape(&p->in[CSA_IN_QUERY], DTYPE_F32, 4, B, S, H, CSA_HEAD_DIM);
+  set_shape(&p->in[CSA_IN_CURRENT_KV], DTYPE_F32, 3, B, L, CSA_HEAD_DIM, 0);
+  set_shape(&p->in[CSA_IN_COMPRESSOR_KV], DTYPE_F32, 3, B, S, CSA_HEAD_DIM, 0);
+  set_shape(&p->in[CSA_IN_COMPRESSOR_GATE], DTYPE_F32, 3, B, S, CSA_HEAD_DIM, 0);
+  set_shape(&p->in[CSA_IN_COMPRESSOR_APE], DTYPE_F32, 2, CSA128_RATIO, CSA_HEAD_DIM, 0, 0);
+  set_shape(&p->in[CSA_IN_COMPRESSOR_NORM], DTYPE_F32, 1, CSA_HEAD_DIM, 0, 0, 0);
+  set_shape(&p->in[CSA_IN_PAST_COMPRESSED_KV], case_cache_dt(c), 3, B, R, W, 0);
+  set_shape(&p->in[CSA_IN_PAST_CARRY], DTYPE_F32, 4, B, CSA128_RATIO, 2, CSA_HEAD_DIM);
+  set_shape(&p->in[CSA_IN_SEQLENS_K], DTYPE_I32, 1, B, 0, 0, 0);
+  set_shape(&p->in[CSA_IN_TOTAL_SEQ], DTYPE_I64, 0, 0, 0, 0, 0);
+  set_shape(&p->in[CSA_IN_HEAD_SINK], DTYPE_F32, 1, H, 0, 0, 0);
+  p->n_in = CSA_IN_HEAD_SINK + 1;
+  if (c->bias_rank >= 0) {
+    set_shape(&p->in[CSA_IN_BIAS], DTYPE_F32, c->bias_rank, c->bias_shape[0], c->bias_shape[1], c->bias_shape[2],
+              c->bias_shape[3]);
+    p->n_in = CSA_INPUT_COUNT;
+  }
+  set_shape(&p->out[CSA_OUT_Y], DTYPE_F32, 4, B, S, H, CSA_HEAD_DIM);
+  set_shape(&p->out[CSA_OUT_PRESENT_COMPRESSED_KV], case_cache_dt(c), 3, B, R, W, 0);
+  set_shape(&p->out[CSA_OUT_PRESENT_CARRY], DTYPE_F32, 4, B, CSA128_RATIO, 2, CSA_HEAD_DIM);
+  p->n_out = CSA_OUTPUT_COUNT;
+  p->total = total;
+  p->attrs.compression_ratio = CSA128_RATIO;
+  p->attrs.cache_format = c->format == CSA_CACHE_FP8 ? "fp8_e4m3_block64" : "f32";
+  p->attrs.num_heads = H;
+  p->attrs.head_dim = CSA_HEAD_DIM;
+  p->attrs.qk_rope_head_dim = CSA_ROPE_DIM;
+  p->attrs.has_scale = c->has_scale;
+  p->attrs.scale = c->scale;
+}
+
+/*
+** csa128.contract: the one change that makes the checks (oracle/csa.h's
+** order) stop at c->contract, every earlier check still passing.
+*/
+static void plan_mutate(const csa_case *c, csa_plan *p) {
+  tensor *bias = &p->in[CSA_IN_BIAS];
+  long long d4[4];
+  switch (c->contract) {
+  case CSA_CONTRACT_RATIO: p->attrs.compression_ratio = 64; break;
+  case CSA_CONTRACT_RATIO4_MISSING: p->attrs.compression_ratio = 4; break;
+  case CSA_CONTRACT_CACHE_FORMAT: p->attrs.cache_format = "fp8_e5m2"; break;
+  case CSA_CONTRACT_NUM_HEADS: p->attrs.num_heads = 0; break;
+  case CSA_CONTRACT_SCALE: p->attrs.has_scale = 1, p->attrs.scale = nx_f32_nan(); break;
+  case CSA_CONTRACT_ARITY_INPUTS: p->n_in = CSA_IN_HEAD_SINK; break; /* 10: head_sink dropped */
+  case CSA_CONTRACT_REQUIRED_INPUT: /* seqlens_k: required, though never read */
+    memset(&p->in[CSA_IN_SEQLENS_K], 0, sizeof(tensor));
+    break;
+  case CSA_CONTRACT_RATIO4_INPUT: /* index_query present, shaped as the ratio-4 path would */
+    set_shape(&p->in[CSA_IN_INDEX_FIRST], DTYPE_F32, 4, c->batch, c->prefill, 1, CSA128_RATIO);
+    p->junk_in[CSA_IN_INDEX_FIRST] = 1;
+    p->n_in = CSA_INPUT_COUNT;
+    break;
+  case CSA_CONTRACT_ARITY_OUTPUTS: p->n_out = 2; break;
+  case CSA_CONTRACT_FP4_FORMAT: p->attrs.cache_format = "fp4_e2m1_block32"; break;
+  case CSA_CONTRACT_HEAD_DIM: p->attrs.head_dim = 256; break;
+  case CSA_CONTRACT_ROPE_DIM: p->attrs.qk_rope_head_dim = 0; break; /* absent */
+  case CSA_CONTRACT_DTYPE:
+    p->in[CSA_IN_SEQLENS_K].dt = DTYPE_I64;
+    p->junk_in[CSA_IN_SEQLENS_K] = 1;
+    break;
+  case CSA_CONTRACT_RANK:
+    set_shape(&p->in[CSA_IN_HEAD_SINK], DTYPE_F32, 2, 1, c->heads, 0, 0);
+    p->junk_in[CSA_IN_HEAD_SINK] = 1;
+    break;
+  case CSA_CONTRACT_NEGATIVE_DIM: p->in[CSA_IN_CURRENT_KV].shape[1] = -1; break;
+  case CSA_CONTRACT_EMPTY_QUERY: p->in[CSA_IN_QUERY].shape[1] = 0; break;
+  case CSA_CONTRACT_SHAPE:
+    p->in[CSA_IN_COMPRESSOR_APE].shape[0] = CSA128_RATIO - 1;
+    p->junk_in[CSA_IN_COMPRESSOR_APE] = 1;
+    break;
+  case CSA_CONTRACT_BIAS_DTYPE:
+    bias->dt = DTYPE_F16;
+    p->junk_in[CSA_IN_BIAS] = 1;
+    break;
+  case CSA_CONTRACT_BIAS_RANK: /* rank 5 does not fit a tensor; -1 breaks the same rule */
+    set_shape(bias, DTYPE_F32, -1, 0, 0, 0, 0);
+    p->junk_in[CSA_IN_BIAS] = 1;
+    break;
+  case CSA_CONTRACT_BIAS_BROADCAST:
+    bias_dims4(c, d4);
+    set_shape(bias, DTYPE_F32, 4, c->batch + 1, d4[1], d4[2], d4[3]);
+    p->junk_in[CSA_IN_BIAS] = 1;
+    break;
+  case CSA_CONTRACT_OUTPUT_DTYPE:
+    p->out[CSA_OUT_Y].dt = DTYPE_F16;
+    p->junk_out[CSA_OUT_Y] = 1;
+    break;
+  case CSA_CONTRACT_OUTPUT_SHAPE: p->out[CSA_OUT_Y].shape[3] = CSA_HEAD_DIM / 2; break;
+  case CSA_CONTRACT_BIAS_CANDIDATES:
+    if (bias->rank == 0) bias->rank = 1;
+    bias->shape[bias->rank - 1] = CSA_DENSE_WINDOW + c->capacity + 1;
+    p->junk_in[CSA_IN_BIAS] = 1;
+    break;
+  case CSA_CONTRACT_TOTAL_NEGATIVE: p->total = -1; break;
+  case CSA_CONTRACT_TOTAL_SHORT: p->total = c->prefill - 1; break;
+  case CSA_CONTRACT_PAST_CAPACITY:
+    p->in[CSA_IN_PAST_COMPRESSED_KV].shape[1] = c->start / CSA128_RATIO - 1;
+    break;
+  case CSA_CONTRACT_PRESENT_CAPACITY: /* the bias's candidate axis follows the capacity */
+    p->out[CSA_OUT_PRESENT_COMPRESSED_KV].shape[1] = p->total / CSA128_RATIO - 1;
+    if (bias->dt != DTYPE_NONE && bias->rank > 0 && bias->shape[bias->rank - 1] != 1)
+      bias->shape[bias->rank - 1] = CSA_DENSE_WINDOW + p->total / CSA128_RATIO - 1;
+    break;
+  default: break;
+  }
+}
+
+/* Bytes the plan's tensors take (a negative dim counts nothing); -1 on overflow. */
+static int plan_bytes(const csa_plan *p, unsigned long long *total) {
+  const tensor *all[CSA_INPUT_COUNT + CSA_OUTPUT_COUNT];
+  int i, k, n = 0;
+  *total = 0;
+  for (i = 0; i < CSA_INPUT_COUNT; i++) all[n++] = &p->in[i];
+  for (i = 0; i < CSA_OUTPUT_COUNT; i++) all[n++] = &p->out[i];
+  for (i = 0; i < n; i++) {
+    unsigned long long e = dtype_size(all[i]->dt);
+    for (k = 0; k < all[i]->rank && e; k++) {
+      long long d = all[i]->shape[k];
+      if (d <= 0) e = 0;
+      else if (e > ULLONG_MAX / (unsigned long long)d) return -1;
+      else e *= (unsigned long long)d;
+    }
+    if (*total > ULLONG_MAX - e) return -1;
+    *total += e;
+  }
+  return 0;
+}
+
+/* ----------------------------------------------------------- the fills */
+
+static uint64_t bits_at(const csa_case *c, uint32_t stream, uint32_t step, uint64_t i) {
+  return cases_rng_u64(c->seed, stream, step, i);
+}
+
+static float neg_inf(void) { return nx_f32_from_bits(0xff800000u); }
+
+/* A token stream at absolute positions [first, first + n) of every batch row. */
+static void fill_positions(const csa_case *c, tensor *t, uint32_t stream, long long first) {
+  float *x = t->data;
+  long long B = t->shape[0], n = t->shape[1], b, r, d;
+  for (b = 0; b < B; b++)
+    for (r = 0; r < n; r++)
+      for (d = 0; d < CSA_HEAD_DIM; d++)
+        x[(b * n + r) * CSA_HEAD_DIM + d] =
+            cases_rng_normalish(bits_at(c, stream, (uint32_t)b, (uint64_t)(first + r) * CSA_HEAD_DIM + (uint64_t)d));
+}
+
+static void fill_normalish(const csa_case *c, tensor *t, uint32_t stream, uint32_t step, float amp) {
+  long long i, n = tensor_numel(t);
+  for (i = 0; i < n; i++) ((float *)t->data)[i] = amp * cases_rng_normalish(bits_at(c, stream, step, (uint64_t)i));
+}
+
+static void fill_sink(const csa_case *c, tensor *t) {
+  long long h;
+  for (h = 0; h < t->shape[0]; h++) {
+    float v = 0.0f;
+    if (c->sink == CSA_SINK_NEG_INF) v = neg_inf();
+    else if (c->sink == CSA_SINK_LARGE) v = 30.0f;
+    else if (c->sink == CSA_SINK_RANDOM) v = cases_rng_normalish(bits_at(c, CSA_STREAM_SINK, 0, (uint64_t)h));
+    ((float *)t->data)[h] = v;
+  }
+}
+
+/*
+** A synthetic record k of batch b, written as the oracle writes one
+** (csa128.c record_write): FP8 blocks plus the bf16 tail, or that record
+** dequantized.
+*/
+static void past_record(const csa_case *c, long long b, long long k, unsigned char *dst) {
+  float rec[CSA_HEAD_DIM];
+  nx_u8 block[NX_FP8_BLOCK_BYTES];
+  uint64_t base = ((uint64_t)k * (uint64_t)c->batch + (uint64_t)b) * CSA_HEAD_DIM;
+  int d, blk;
+  for (d = 0; d < CSA_HEAD_DIM; d++) rec[d] = cases_rng_normalish(bits_at(c, CSA_STREAM_PAST, 0, base + (uint64_t)d));
+  for (d = CSA_NOPE_DIM; d < CSA_HEAD_DIM; d++) rec[d] = nx_bf16_round(rec[d]);
+  if (c->format == CSA_CACHE_FP8) {
+    for (blk = 0; blk < CSA_FP8_BLOCKS; blk++) nx_fp8_block64_quantize(rec + blk * NX_FP8_BLOCK, dst + blk * NX_FP8_BLOCK_BYTES);
+    for (d = 0; d < CSA_ROPE_DIM; d++) {
+      nx_u16 h = nx_bf16_round_bits(rec[CSA_NOPE_DIM + d]);
+      dst[455 + 2 * d] = (unsigned char)(h & 0xffu);
+      dst[456 + 2 * d] = (unsigned char)(h >> 8);
+    }
+    return;
+  }
+  for (blk = 0; blk < CSA_FP8_BLOCKS; blk++) {
+    nx_fp8_block64_quantize(rec + blk * NX_FP8_BLOCK, block);
+    nx_fp8_block64_dequantize(block, rec + blk * NX_FP8_BLOCK);
+  }
+  memcpy(dst, rec, sizeof rec);
+}
+
+/* Step 0's past cache: start / 128 synthetic records (no more than fit), zero bytes after. */
+static void fill_past_cache(const csa_case *c, tensor *t) {
+  long long R = t->shape[1], records = c->start / CSA128_RATIO, b, k;
+  size_t rb = (size_t)t->shape[2] * dtype_size(t->dt);
+  if (records > R) records = R; /* a past_capacity case's shortened cache */
+  for (b = 0; b < t->shape[0]; b++)
+    for (k = 0; k < records; k++) past_record(c, b, k, (unsigned char *)t->data + (size_t)(b * R + k) * rb);
+}
+
+/* Step 0's carry: slots below start % 128 filled, the rest (+0, -inf) as a reset leaves them. */
+static void fill_past_carry(const csa_case *c, tensor *t) {
+  long long b, used = c->start % CSA128_RATIO;
+  int j, d;
+  for (b = 0; b < t->shape[0]; b++) {
+    float *row = (float *)t->data + b * CARRY_FLOATS;
+    for (j = 0; j < CSA128_RATIO; j++)
+      for (d = 0; d < CSA_HEAD_DIM; d++) {
+        uint64_t i = (((uint64_t)b * CSA128_RATIO + (uint64_t)j) * 2) * CSA_HEAD_DIM + (uint64_t)d;
+        float *kv = row + (2 * j) * CSA_HEAD_DIM + d, *score = row + (2 * j + 1) * CSA_HEAD_DIM + d;
+        *kv = j < used ? cases_rng_normalish(bits_at(c, CSA_STREAM_CARRY, 0, i)) : 0.0f;
+        *score = j < used ? cases_rng_normalish(bits_at(c, CSA_STREAM_CARRY, 0, i + CSA_HEAD_DIM)) : neg_inf();
+      }
+  }
+}
+
+/* Deterministic junk for a mutated tensor. */
+static void fill_junk(const csa_case *c, tensor *t, uint32_t stream, int step) {
+  size_t i, n = tensor_bytes(t);
+  for (i = 0; i < n; i++) ((unsigned char *)t->data)[i] = (unsigned char)(bits_at(c, stream, (uint32_t)step, i) >> 56);
+}
+
+static void fill_inputs(const csa_case *c, int step, const csa_plan *p, tensor *in) {
+  long long total = step_total(c, step), b;
+  int slot;
+  for (slot = 0; slot < CSA_INPUT_COUNT; slot++) {
+    tensor *t = &in[slot];
+    if (!t->data) continue;
+    if (p->junk_in[slot]) {
+      fill_junk(c, t, CSA_STREAM_JUNK + (uint32_t)slot, step);
+      continue;
+    }
+    switch (slot) {
+    case CSA_IN_QUERY: fill_normalish(c, t, CSA_STREAM_QUERY, (uint32_t)step, 1.0f); break;
+    case CSA_IN_CURRENT_KV: fill_positions(c, t, CSA_STREAM_KV, total - t->shape[1]); break;
+    case CSA_IN_COMPRESSOR_KV: fill_positions(c, t, CSA_STREAM_CKV, total - t->shape[1]); break;
+    case CSA_IN_COMPRESSOR_GATE: fill_positions(c, t, CSA_STREAM_GATE, total - t->shape[1]); break;
+    case CSA_IN_COMPRESSOR_APE: fill_normalish(c, t, CSA_STREAM_APE, 0, 0.5f); break;
+    case CSA_IN_COMPRESSOR_NORM:
+      for (b = 0; b < CSA_HEAD_DIM; b++)
+        ((float *)t->data)[b] = cases_rng_uniform(bits_at(c, CSA_STREAM_NORM, 0, (uint64_t)b), 0.5f, 1.5f);
+      break;
+    case CSA_IN_PAST_COMPRESSED_KV: fill_past_cache(c, t); break;
+    case CSA_IN_PAST_CARRY: fill_past_carry(c, t); break;
+    case CSA_IN_SEQLENS_K: /* not read by ratio 128; the total, saturated to i32 */
+      for (b = 0; b < t->shape[0]; b++) ((int32_t *)t->data)[b] = total > INT32_MAX ? INT32_MAX : (int32_t)total;
+      break;
+    case CSA_IN_TOTAL_SEQ: ((int64_t *)t->data)[0] = p->total; break;
+    case CSA_IN_HEAD_SINK: fill_sink(c, t); break;
+    case CSA_IN_BIAS: fill_normalish(c, t, CSA_STREAM_BIAS, (uint32_t)step, 1.0f); break;
+    default: break;
+    }
+  }
+}
+
+/* ------------------------------------------------------ materialize */
+
+void cases_csa_release(tensor inputs[CSA_INPUT_COUNT], tensor outputs[CSA_OUTPUT_COUNT]) {
+  int i;
+  for (i = 0; i < CSA_INPUT_COUNT; i++) tensor_free(&inputs[i]);
+  for (i = 0; i < CSA_OUTPUT_COUNT; i++) tensor_free(&outputs[i]);
+}
+
+static int has_negative_dim(const tensor *t) {
+  int k;
+  for (k = 0; k < t->rank; k++)
+    if (t->shape[k] < 0) return 1;
+  return 0;
+}
+
+/* Allocates every present tensor except those with a negative dim (data NULL) and the skipped slots. */
+static int alloc_all(tensor *t, int n, const unsigned char *skip, char *err, size_t len) {
+  int i;
+  for (i = 0; i < n; i++) {
+    if (t[i].dt == DTYPE_NONE || (skip && skip[i]) || has_negative_dim(&t[i])) continue;
+    if (tensor_alloc(&t[i])) {
+      t[i].data = NULL;
+      return set_err(err, len, "out of memory allocating %zu bytes", tensor_bytes(&t[i])), -1;
+    }
+  }
+  return 0;
+}
+
+int cases_csa_materialize(const csa_case *c, int step, tensor inputs[CSA_INPUT_COUNT], int *n_inputs,
+                          tensor outputs[CSA_OUTPUT_COUNT], int *n_outputs, csa_attrs *attrs, char *err,
+                          size_t err_len) {
+  size_t budget = c->budget_bytes ? c->budget_bytes : CASES_CSA_BUDGET_DEFAULT;
+  unsigned char threaded[CSA_INPUT_COUNT] = {0};
+  unsigned long long need;
+  csa_plan p;
+  memset(inputs, 0, CSA_INPUT_COUNT * sizeof(tensor));
+  memset(outputs, 0, CSA_OUTPUT_COUNT * sizeof(tensor));
+  *n_inputs = *n_outputs = 0;
+  if (step < 0 || step >= cases_csa_steps(c))
+    return set_err(err, err_len, "step %d is outside the case's %d steps", step, cases_csa_steps(c)), -1;
+  plan_build(c, step, &p);
+  plan_mutate(c, &p);
+  if (plan_bytes(&p, &need))
+    return set_err(err, err_len, "case needs more than %llu bytes, over the budget of %zu", ULLONG_MAX, budget), -1;
+  if (need > budget) return set_err(err, err_len, "case needs %llu bytes, over the budget of %zu", need, budget), -1;
+  memcpy(inputs, p.in, sizeof p.in);
+  memcpy(outputs, p.out, sizeof p.out);
+  if (step > 0) threaded[CSA_IN_PAST_COMPRESSED_KV] = threaded[CSA_IN_PAST_CARRY] = 1; /* the harness's */
+  if (alloc_all(inputs, CSA_INPUT_COUNT, threaded, err, err_len) ||
+      alloc_all(outputs, CSA_OUTPUT_COUNT, NULL, err, err_len)) {
+    cases_csa_release(inputs, outputs);
+    return -1;
+  }
+  fill_inputs(c, step, &p, inputs);
+  if (p.junk_out[CSA_OUT_Y] && outputs[CSA_OUT_Y].data) fill_junk(c, &outputs[CSA_OUT_Y], CSA_STREAM_JUNK + 20, step);
+  *n_inputs = p.n_in, *n_outputs = p.n_out, *attrs = p.attrs;
+  return 0;
+}
+
+/* -------------------------------------------------------- enumerators */
+
+/*
+** Case number i picks its combination as i modulo the family's combos, and
+** the cursor r draws the rest.  Sizes follow the oracle's cost: a row
+** attends to up to 128 + records candidates at ~512 nx_expf each, so
+** long prefills and the 2^20 cursors keep b * heads at 1 or 2.
+*/
+
+static long long pick(cases_rng *r, const long long *v, int n) { return v[cases_rng_next_range(r, 0, n - 1)]; }
+static int coin(cases_rng *r, int percent) { return cases_rng_next_range(r, 0, 99) < percent; }
+
+/* Capacity: exactly full half the time, else 1..3 spare rows. */
+static void gen_capacity(csa_case *c, cases_rng *r) {
+  c->capacity = case_final_total(c) / CSA128_RATIO + (coin(r, 50) ? 0 : cases_rng_next_range(r, 1, 3));
+}
+
+/*
+** Bias shapes by kind k: none, [], [1], [128 + cap], [B,1,1,1], [1,heads,1,1],
+** [B,heads,1,128 + cap], [1,1,1,128 + cap] (S axis: 1 or, when every step
+** has one S, S itself), [heads,1,1].
+*/
+#define BIAS_KINDS 9
+static void gen_bias(csa_case *c, cases_rng *r, int k) {
+  long long cand = CSA_DENSE_WINDOW + c->capacity;
+  long long seq = c->decode == 0 && coin(r, 50) ? c->prefill : 1;
+  long long *s = c->bias_shape;
+  c->bias_rank = k == 0 ? -1 : k == 1 ? 0 : k <= 3 ? 1 : k == 8 ? 3 : 4;
+  s[0] = s[1] = s[2] = s[3] = 1;
+  switch (k) {
+  case 3: s[0] = cand; break;
+  case 4: s[0] = c->batch; break;
+  case 5: s[1] = c->heads; break;
+  case 6: s[0] = c->batch, s[1] = c->heads, s[2] = seq, s[3] = cand; break;
+  case 7: s[2] = seq, s[3] = cand; break;
+  case 8: s[0] = c->heads; break;
+  default: break;
+  }
+}
+
+static void gen_scale(csa_case *c, cases_rng *r) {
+  static const float scales[] = {0x1p-4f, 0x1.6a09e6p-5f, 0x1p-5f, 0x1.8p-4f};
+  c->has_scale = coin(r, 20);
+  c->scale = c->has_scale ? scales[cases_rng_next_range(r, 0, 3)] : 0.0f;
+}
+
+static long long gen_window(cases_rng *r) { return coin(r, 65) ? CSA_DENSE_WINDOW : cases_rng_next_range(r, 1, 127); }
+
+/*
+** csa128.chain: 28 boundary combinations (prefill 1, 127, 128, 129, 255,
+** 256, 300 x short or long decode x cache format), then 72 small chains
+** (prefill 1..40, decode 0..6, b <= 3, heads <= 4).  Long decodes run 130
+** to 140 steps, so a block completes mid-chain whatever the prefill.
+*/
+#define CHAIN_BOUNDARY 28
+#define CHAIN_COMBOS 100
+static void gen_chain(csa_case *c, cases_rng *r, long long i) {
+  static const long long prefills[] = {1, 127, 128, 129, 255, 256, 300};
+  long long j = i % CHAIN_COMBOS;
+  c->start = 0;
+  if (j < CHAIN_BOUNDARY) {
+    c->prefill = prefills[j % 7];
+    c->decode = j / 7 % 2 ? cases_rng_next_range(r, 130, 140) : cases_rng_next_range(r, 0, 4);
+    c->format = j / 14 ? CSA_CACHE_FP8 : CSA_CACHE_F32;
+    c->batch = c->prefill <= 129 && coin(r, 40) ? 2 : 1;
+    c->heads = c->batch == 1 && c->prefill <= 129 && coin(r, 40) ? 2 : 1;
+  } else {
+    c->prefill = cases_rng_next_range(r, 1, 40);
+    c->decode = cases_rng_next_range(r, 0, 6);
+    c->format = j % 2 ? CSA_CACHE_FP8 : CSA_CACHE_F32;
+    c->batch = cases_rng_next_range(r, 1, 3);
+    c->heads = cases_rng_next_range(r, 1, c->batch == 3 ? 2 : 4);
+  }
+  c->window = gen_window(r);
+  gen_capacity(c, r);
+  gen_bias(c, r, (int)(i % BIAS_KINDS));
+  c->sink = (csa_sink)(i / 3 % CSA_SINK_COUNT);
+  gen_scale(c, r);
+}
+
+/*
+** csa128.state: 8 starts x 2 formats.  The starts put the cursor just
+** before 2^16 and 2^20 - 1 (a block completes in step 0 or 1), on a block
+** boundary (a carry of nothing but reset slots), across a boundary inside
+** a multi-token step 0, and at small positions.
+*/
+#define STATE_COMBOS 16
+static void gen_state(csa_case *c, cases_rng *r, long long i) {
+  static const long long starts[] = {65535, 1048574, 65536, 1048448, 65530, 1048500, 300, 8191};
+  long long j = i % STATE_COMBOS;
+  int far;
+  c->start = starts[j % 8];
+  far = c->start > (1ll << 19);
+  c->format = j / 8 ? CSA_CACHE_FP8 : CSA_CACHE_F32;
+  c->prefill = c->start == 65530 ? cases_rng_next_range(r, 6, 9) : far ? 1 : cases_rng_next_range(r, 1, 3);
+  c->decode = far ? cases_rng_next_range(r, 1, 2) : cases_rng_next_range(r, 2, 4);
+  c->batch = !far && coin(r, 50) ? 2 : 1;
+  c->heads = far ? (coin(r, 30) ? 2 : 1) : cases_rng_next_range(r, 1, 2);
+  c->window = gen_window(r);
+  gen_capacity(c, r);
+  gen_bias(c, r, (int)(i % BIAS_KINDS));
+  c->sink = (csa_sink)(i % CSA_SINK_COUNT);
+  gen_scale(c, r);
+}
+
+/* csa128.contract: every code, on small valid single steps (past and present cursors when the code needs them). */
+#define CONTRACT_COMBOS (CSA_CONTRACT_COUNT - 1)
+static void gen_contract(csa_case *c, cases_rng *r, long long i) {
+  static const long long starts[] = {0, 256, 300};
+  int code = (int)(i % CONTRACT_COMBOS) + 1, bias_kind;
+  c->contract = code;
+  c->format = i / CONTRACT_COMBOS % 2 ? CSA_CACHE_FP8 : CSA_CACHE_F32;
+  c->start = code == CSA_CONTRACT_PAST_CAPACITY || code == CSA_CONTRACT_PRESENT_CAPACITY ? pick(r, starts + 1, 2)
+                                                                                          : pick(r, starts, 3);
+  c->prefill = cases_rng_next_range(r, 1, 4);
+  c->decode = 0;
+  c->batch = cases_rng_next_range(r, 1, 2);
+  c->heads = cases_rng_next_range(r, 1, 2);
+  c->window = gen_window(r);
+  gen_capacity(c, r);
+  bias_kind = (int)cases_rng_next_range(r, 0, BIAS_KINDS - 1);
+  if (code >= CSA_CONTRACT_BIAS_DTYPE && code <= CSA_CONTRACT_BIAS_BROADCAST && bias_kind == 0) bias_kind = 6;
+  if (code == CSA_CONTRACT_BIAS_CANDIDATES && bias_kind == 0) bias_kind = 3;
+  gen_bias(c, r, bias_kind);
+  c->sink = (csa_sink)cases_rng_next_range(r, 0, CSA_SINK_COUNT - 1);
+  gen_scale(c, r);
+}
+
+typedef void (*family_gen_fn)(csa_case *c, cases_rng *r, long long i);
+static const family_gen_fn family_gens[CSA_FAMILY_COUNT] = {gen_chain, gen_state, gen_contract};
+static const int family_combos[CSA_FAMILY_COUNT] = {CHAIN_COMBOS, STATE_COMBOS, CONTRACT_COMBOS};
+
+int cases_csa_family_combos(const char *family) {
+  int f = name_lookup(family_names, CSA_FAMILY_COUNT, family);
+  return f < 0 ? -1 : family_combos[f];
+}
+
+int cases_csa_enumerate(const char *family, int count, unsigned long long seed,
+                        void (*emit)(const char *spec, void *ctx), void *ctx) {
+  int f = name_lookup(family_names, CSA_FAMILY_COUNT, family), i;
+  if (f < 0) return -1;
+  for (i = 0; i < count; i++) {
+    char spec[CSA_CASE_SPEC_MAX], err[512] = "";
+    csa_case c, back;
+    cases_rng r;
+    memset(&c, 0, sizeof c);
+    c.family = (csa_family)f;
+    cases_rng_init(&r, seed, CSA_STREAM_ENUM + (uint32_t)f, 0, (uint64_t)i << 16);
+    family_gens[f](&c, &r, i);
+    c.seed = cases_rng_u64(seed, CSA_STREAM_ENUM + (uint32_t)f, 1, (uint64_t)i) >> 32;
+    if (cases_csa_format(&c, spec, sizeof spec) || cases_csa_parse(spec, &back, err, sizeof err)) {
+      fprintf(stderr, "%s:%d: %s case %d is not a valid spec: %s\n  %s\n", __FILE__, __LINE__, family, i, err, spec);
+      abort(); /* a generator bug */
+    }
+    emit(spec, ctx);
+  }
+  return count;
+}
+
+/* ------------------------------------------------------------- suite */
+
+#define CASES_CSA_SUITE_SEED 0x62697467617465ull /* "bitgate" */
+
+/* Passes over each family's combinations in the gate suite (at scale 1): 200 + 48 + 54 specs. */
+static const int suite_passes[CSA_FAMILY_COUNT] = {2, 3, 2};
+
+typedef struct spec_list {
+  char **specs;
+  int n, cap, failed;
+} spec_list;
+
+static void spec_list_push(const char *spec, void *ctx) {
+  spec_list *l = ctx;
+  if (l->n == l->cap) {
+    int cap = l->cap ? 2 * l->cap : 512;
+    char **grown = realloc(l->specs, (size_t)cap * sizeof *grown);
+    if (!grown) {
+      l->failed = 1;
+      return;
+    }
+    l->specs = grown, l->cap = cap;
+  }
+  if (!(l->specs[l->n] = strdup(spec))) l->failed = 1;
+  else l->n++;
+}
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* 0 when every spec has its own id; -1 (with the pair on stderr) otherwise. */
+static int spec_list_ids_unique(const spec_list *l) {
+  char **ids = calloc((size_t)l->n + 1, sizeof *ids);
+  int i, rc = 0;
+  if (!ids) return -1;
+  for (i = 0; i < l->n && !rc; i++) {
+    char id[CASE_ID_MAX];
+    if (case_id_from_spec(l->specs[i], id, sizeof id) || !(ids[i] = strdup(id))) rc = -1;
+  }
+  if (!rc) {
+    qsort(ids, (size_t)l->n, sizeof *ids, cmp_str);
+    for (i = 1; i < l->n; i++)
+      if (!strcmp(ids[i - 1], ids[i])) {
+        fprintf(stderr, "cases_csa_write_suite: id %s is used twice\n", ids[i]);
+        rc = -1;
+      }
+  }
+  for (i = 0; i < l->n; i++) free(ids[i]);
+  free(ids);
+  return rc;
+}
+
+int cases_csa_write_suite(FILE *out, int per_family_scale) {
+  spec_list l = {0};
+  int f, i, rc = 0;
+  for (f = 0; f < CSA_FAMILY_COUNT && !l.failed; f++)
+    cases_csa_enumerate(family_names[f], suite_passes[f] * per_family_scale * family_combos[f], CASES_CSA_SUITE_SEED,
+                        spec_list_push, &l);
+  if (l.failed || spec_list_ids_unique(&l)) rc = -1;
+  for (i = 0; i < l.n && !rc; i++)
+    if (fprintf(out, "%s\n", l.specs[i]) < 0) rc = -1;
+  for (i = 0; i < l.n; i++) free(l.specs[i]);
+  free(l.specs);
+  return rc ? -1 : l.n;
+}
