@@ -20,7 +20,8 @@ int device_io_open(device_io *io, device_runtime *rt, const tensor *in, int n_in
     io->in_t[i].meta = in[i];
     io->in_t[i].meta.data = NULL;
     io->in_p[i] = &io->in_t[i];
-    if (!in[i].data || tensor_numel(&in[i]) <= 0) continue; /* metadata only: a contract case */
+    if (in[i].rank < 0 || tensor_numel(&in[i]) < 0 || (!in[i].data && tensor_numel(&in[i]) > 0))
+      continue; /* metadata only: a contract case's impossible tensor */
     if (device_buffer_alloc(rt, tensor_bytes(&in[i]), &io->in_buf[i]) != 0 ||
         device_buffer_upload(rt, &io->in_buf[i], in[i].data, tensor_bytes(&in[i])) != 0)
       goto fail;
@@ -30,7 +31,7 @@ int device_io_open(device_io *io, device_runtime *rt, const tensor *in, int n_in
     io->out_t[i].meta = out[i];
     io->out_t[i].meta.data = NULL;
     io->out_p[i] = &io->out_t[i];
-    if (tensor_numel(&out[i]) <= 0 || out[i].rank < 0) continue;
+    if (tensor_numel(&out[i]) < 0 || out[i].rank < 0) continue;
     if (device_buffer_alloc(rt, tensor_bytes(&out[i]), &io->out_buf[i]) != 0) goto fail;
     io->out_t[i].dptr = io->out_buf[i].dptr;
   }
@@ -63,7 +64,9 @@ int device_io_junk_outputs(device_io *io) {
 int device_io_download(device_io *io, int o, tensor *t) {
   *t = io->out_t[o].meta;
   t->data = NULL;
-  if (tensor_alloc(t) != 0 || !io->out_buf[o].base) return -1;
+  if (tensor_alloc(t) != 0) return -1;
+  if (tensor_numel(t) == 0) return 0; /* an empty output (e.g. a cache of capacity 0) */
+  if (!io->out_buf[o].base) return -1;
   return device_buffer_download(io->rt, &io->out_buf[o], t->data, tensor_bytes(t));
 }
 

@@ -91,7 +91,7 @@ Test(cli, version_names_every_component) {
 }
 
 Test(cli, every_command_has_help) {
-  const char *cmds[] = {"run", "numerics", "audit", "version", "list", "show", "repro"};
+  const char *cmds[] = {"run", "numerics", "audit", "version", "list", "show", "repro", "bench"};
   size_t i;
   for (i = 0; i < sizeof cmds / sizeof *cmds; i++) {
     outcome *o = RUN(NULL, cmds[i], "--help");
