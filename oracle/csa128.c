@@ -266,7 +266,7 @@ static void attend_row(const csa_dims *d, const tensor *const *in, tensor *const
   float *y = (float *)out[CSA_OUT_Y]->data + ((b * d->seq + s) * d->heads + h) * CSA_HEAD_DIM;
   float sink = ((const float *)in[CSA_IN_HEAD_SINK]->data)[h];
   row_geom g = row_geometry(d, s);
-  float m = neg_inf(), denom = 0.0f;
+  float m = neg_inf(), denom = 0.0f, *prob;
   long long c;
   int dd;
 
@@ -287,16 +287,20 @@ static void attend_row(const csa_dims *d, const tensor *const *in, tensor *const
   for (c = 0; c < g.count; c++)
     if (nx_f32_bits(score[c]) != NEG_INF_BITS) denom = denom + nx_expf(score[c] - m);
   denom = denom + nx_expf(sink - m); /* after the max: a logit-only mass */
+  /* prob[c] = exp(score - m) / denom, the same value for every dim, so it is
+  ** computed once per candidate (the bits do not depend on where) */
+  prob = alloc_or_die((size_t)g.count, sizeof *prob, __LINE__);
+  for (c = 0; c < g.count; c++)
+    prob[c] = nx_f32_bits(score[c]) == NEG_INF_BITS ? 0.0f : nx_expf(score[c] - m) / denom;
   for (dd = 0; dd < CSA_HEAD_DIM; dd++) {
     float acc = 0.0f;
     for (c = 0; c < g.count; c++) {
-      float prob;
       if (nx_f32_bits(score[c]) == NEG_INF_BITS) continue;
-      prob = nx_expf(score[c] - m) / denom;
-      acc = acc + prob * candidate_load(d, in, out, &g, b, c, dd);
+      acc = acc + prob[c] * candidate_load(d, in, out, &g, b, c, dd);
     }
     y[dd] = acc;
   }
+  free(prob);
 }
 
 int oracle_csa128_run(const csa_attrs *a, const tensor *const *inputs, int n_inputs, tensor *const *outputs,
