@@ -43,9 +43,22 @@ typedef struct case_report {
   int n, failed; /* failed: rows whose status is not pass or skipped */
 } case_report;
 
+struct tensor;
+
+/*
+** Where stage payloads go (DESIGN.md "Golden boundaries"): when set, a lane
+** hands each payload it captures (stage name, "oracle" or "device") to it.
+** The golden-boundary store plugs in here; the payload is only valid during
+** the call.
+*/
+typedef void (*payload_sink)(void *ctx, const char *case_id, int step, const char *stage, const char *source,
+                             const struct tensor *payload);
+
 typedef struct runner_env {
   struct device_runtime *rt; /* NULL: device lanes are not run */
   lane_mask lanes;
+  payload_sink payload; /* NULL: no payloads are captured */
+  void *payload_ctx;
 } runner_env;
 
 /* Runs spec (whose id is case_id) in env->lanes; fills *out; returns 0, or -1

@@ -85,14 +85,46 @@ static void step_free(csa_step *s) {
   cases_csa_release(s->in, s->out);
 }
 
-static int step_oracle(csa_step *s) {
+/* A [d0, d1, d2, d3] f32 payload tensor (rank = number of dims given). */
+static int payload_alloc(tensor *t, int rank, long long d0, long long d1, long long d2, long long d3) {
+  memset(t, 0, sizeof *t);
+  t->dt = DTYPE_F32;
+  t->rank = rank;
+  t->shape[0] = d0, t->shape[1] = d1, t->shape[2] = d2, t->shape[3] = d3;
+  return tensor_alloc(t);
+}
+
+/*
+** Runs the oracle's step.  With a payload sink, it also captures the seed's
+** stage boundaries the oracle exposes (csa_trace): the compression records,
+** the candidate scores and the attention output, and hands them over.
+*/
+static int step_oracle(csa_step *s, const csa_ctx *x, int step) {
   const tensor *in[CSA_INPUT_COUNT];
-  tensor *out[CSA_OUTPUT_COUNT];
-  int i;
+  tensor *out[CSA_OUTPUT_COUNT], pay[3];
+  csa_trace trace, *tr = NULL;
+  static const char *const stages[3] = {"CompressionUpdate", "CandidateAssembly", "SparseSinkSoftmaxAttention"};
+  int i, p;
   for (i = 0; i < s->n_in; i++) in[i] = s->in[i].dt == DTYPE_NONE ? NULL : &s->in[i];
   for (i = 0; i < s->n_out; i++) out[i] = &s->out[i];
   op_error_clear(&s->err);
-  return s->rc = oracle_csa128_run(&s->attrs, in, s->n_in, out, s->n_out, NULL, &s->err);
+  memset(pay, 0, sizeof pay);
+  if (x && x->env->payload && s->n_out == CSA_OUTPUT_COUNT && s->in[CSA_IN_QUERY].rank == 4 &&
+      s->out[CSA_OUT_PRESENT_COMPRESSED_KV].rank == 3) {
+    const long long *q = s->in[CSA_IN_QUERY].shape, rc = s->out[CSA_OUT_PRESENT_COMPRESSED_KV].shape[1];
+    if (payload_alloc(&pay[0], 3, q[0], rc, CSA_HEAD_DIM, 0) == 0 &&
+        payload_alloc(&pay[1], 4, q[0], q[1], q[2], CSA_DENSE_WINDOW + rc) == 0 &&
+        payload_alloc(&pay[2], 4, q[0], q[1], q[2], CSA_HEAD_DIM) == 0) {
+      trace.records = pay[0].data, trace.scores = pay[1].data, trace.output = pay[2].data;
+      tr = &trace;
+    }
+  }
+  s->rc = oracle_csa128_run(&s->attrs, in, s->n_in, out, s->n_out, tr, &s->err);
+  for (p = 0; p < 3; p++) {
+    if (tr && s->rc == 0) x->env->payload(x->env->payload_ctx, x->id, step, stages[p], "oracle", &pay[p]);
+    tensor_free(&pay[p]);
+  }
+  return s->rc;
 }
 
 /* Moves a step's present outputs into the chain's past. */
@@ -120,14 +152,17 @@ static void fail_row(csa_ctx *x, lane l, int step, const char *status, const cha
 /* ---- device lanes ---------------------------------------------------------- */
 
 /*
-** The first step >= 1 from which every step has the same input shapes, or -1.
-** Decode steps have S = 1, and current_kv holds min(window, total) rows
-** (cases/csa128_cases.h), so shapes settle once total reaches the window.
+** The decode step to capture: the first from which every later step has
+** the same input shapes, or the last step when shapes never settle; -1 for a
+** chain without decode steps.  Decode steps have S = 1 and current_kv holds
+** min(window, total) rows (cases/csa128_cases.h), so shapes settle once total
+** reaches the window.
 */
 static int capture_step(const csa_ctx *x) {
   long long first = x->c.window - (x->c.start + x->c.prefill);
+  if (x->steps < 2) return -1;
   if (first < 1) first = 1;
-  return first < x->steps ? (int)first : -1;
+  return first < x->steps ? (int)first : x->steps - 1;
 }
 
 /* Compares a device step with the oracle's; returns 0 when identical. */
@@ -327,7 +362,7 @@ static void run_chain(csa_ctx *x) {
       break;
     }
     step_plug(&s, &ref);
-    step_oracle(&s);
+    step_oracle(&s, x, step);
     oracle_rows = x->report->n;
     ended = (want & LANE_BIT(LANE_ORACLE)) ? oracle_check(x, &s, step, expect_reject, code) : s.rc != 0;
     if (x->report->n != oracle_rows) oracle_done = 1;
@@ -365,7 +400,7 @@ static void run_chain(csa_ctx *x) {
     snprintf(add_row(x, LANE_CAPTURE, x->steps - 1, "pass")->message, sizeof err,
              "captured at step %d, %d replays identical", capture_at, captured.done_steps);
   if (device && (want & LANE_BIT(LANE_CAPTURE)) && capture_at < 0)
-    snprintf(add_row(x, LANE_CAPTURE, 0, "skipped")->message, sizeof err, "no decode step with stable shapes");
+    snprintf(add_row(x, LANE_CAPTURE, 0, "skipped")->message, sizeof err, "no decode step to capture");
   chain_close(&eager);
   chain_close(&captured);
   if (k) device_csa128_destroy(k);

@@ -301,3 +301,13 @@ Test(cli, over_budget_case_is_refused_with_a_clear_message) {
   cr_expect_eq(o->status, 1);
   cr_expect(strstr(o->out, "over the budget") != NULL, "%s", o->out);
 }
+
+Test(cli, bench_prints_oracle_figures_and_says_what_needs_a_gpu) {
+  static char out[4096];
+  outcome *o = RUN(NULL, "bench");
+  cr_expect_eq(o->status, 0, "%s", o->err);
+  snprintf(out, sizeof out, "%.4000s", o->out); /* RUN reuses one outcome */
+  cr_expect(strstr(out, "pos 4096") && strstr(out, "pos 65536"), "%s", out);
+  if (strstr(RUN(NULL, "--version")->out, "gpu none")) cr_expect(strstr(out, "device figures need a GPU") != NULL);
+  cr_expect_eq(RUN(NULL, "bench", "--runs", "5")->status, 2, "fewer than 20 runs is refused");
+}
