@@ -13,6 +13,7 @@
 
 #include "cases/case_spec.h"
 #include "cases/rng.h"
+#include "cases/spec_text.h"
 #include "oracle/numerics/numerics.h"
 
 #include <ctype.h>
@@ -51,21 +52,6 @@ const char *cases_csa_family_name(csa_family f) {
   return (unsigned)f < CSA_FAMILY_COUNT ? family_names[f] : "?";
 }
 
-static int name_lookup(const char *const *names, int n, const char *s) {
-  int i;
-  for (i = 0; i < n; i++)
-    if (!strcmp(names[i], s)) return i;
-  return -1;
-}
-
-static void set_err(char *err, size_t len, const char *fmt, ...) {
-  va_list ap;
-  if (!err || !len) return;
-  va_start(ap, fmt);
-  vsnprintf(err, len, fmt, ap);
-  va_end(ap);
-}
-
 /* Derived sizes. */
 static long long case_final_total(const csa_case *c) { return c->start + c->prefill + c->decode; }
 static long long step_seq(const csa_case *c, int step) { return step == 0 ? c->prefill : 1; }
@@ -83,51 +69,11 @@ static void bias_dims4(const csa_case *c, long long *d4) {
 
 /* ---------------------------------------------------- value parsers */
 
-static int parse_u64(const char *s, unsigned long long *out) {
-  unsigned long long v = 0;
-  if (!isdigit((unsigned char)*s) || (s[0] == '0' && s[1])) return -1; /* no sign, no leading 0 */
-  for (; *s; s++) {
-    unsigned d = (unsigned)(*s - '0');
-    if (!isdigit((unsigned char)*s) || v > (ULLONG_MAX - d) / 10) return -1;
-    v = v * 10 + d;
-  }
-  *out = v;
-  return 0;
-}
-
-/* A canonical non-negative decimal in [lo, hi]. */
-static int parse_ll(const char *s, long long lo, long long hi, long long *out) {
-  unsigned long long v;
-  if (parse_u64(s, &v) || v > (unsigned long long)hi || (long long)v < lo) return -1;
-  *out = (long long)v;
-  return 0;
-}
-
-/*
-** The one text a scale may have: "%a" of (double)f as glibc prints it,
-** written out here so the canonical spec does not depend on printf.
-** (Same rule as index_share_cases.c.)
-*/
-static void format_hex_float(float f, char *out, size_t len) {
-  uint32_t u = nx_f32_bits(f), m = u & 0x7fffffu;
-  int e = (int)(u >> 23 & 0xffu), digits = 6;
-  if (e == 0 && m == 0) {
-    snprintf(out, len, "0x0p+0");
-    return;
-  }
-  if (e == 0) /* subnormal: normalise, as the double it widens to is */
-    for (e = 1; !(m & 0x800000u); e--) m <<= 1;
-  m = (m & 0x7fffffu) << 1;
-  for (; digits > 0 && !(m & 0xfu); digits--) m >>= 4;
-  if (digits) snprintf(out, len, "0x1.%0*xp%+d", digits, (unsigned)m, e - 127);
-  else snprintf(out, len, "0x1p%+d", e - 127);
-}
-
 typedef int (*value_parse_fn)(csa_case *c, const char *v);
 typedef int (*value_format_fn)(const csa_case *c, char *out, size_t len);
 
 static int vp_family(csa_case *c, const char *v) {
-  int f = name_lookup(family_names, CSA_FAMILY_COUNT, v);
+  int f = spec_name_lookup(family_names, CSA_FAMILY_COUNT, v);
   if (f < 0) return -1;
   c->family = (csa_family)f;
   return 0;
@@ -142,7 +88,7 @@ static int vp_cache(csa_case *c, const char *v) {
 }
 
 #define VP_DIM(name, field, lo, hi)                                                                    \
-  static int name(csa_case *c, const char *v) { return parse_ll(v, lo, hi, &c->field); }
+  static int name(csa_case *c, const char *v) { return spec_parse_ll(v, lo, hi, &c->field); }
 VP_DIM(vp_b, batch, 1, CSA_DIM_MAX)
 VP_DIM(vp_heads, heads, 1, CSA_DIM_MAX)
 VP_DIM(vp_window, window, 1, CSA_DENSE_WINDOW)
@@ -162,7 +108,7 @@ static int vp_bias(csa_case *c, const char *v) {
     if (n == 4) return -1;
     q = strchr(p, 'x');
     if (q) *q = '\0';
-    if (parse_ll(p, 0, CSA_DIM_MAX, &c->bias_shape[n++])) return -1;
+    if (spec_parse_ll(p, 0, CSA_DIM_MAX, &c->bias_shape[n++])) return -1;
     if (!q) break;
   }
   c->bias_rank = n;
@@ -170,7 +116,7 @@ static int vp_bias(csa_case *c, const char *v) {
 }
 
 static int vp_sink(csa_case *c, const char *v) {
-  int s = name_lookup(sink_names, CSA_SINK_COUNT, v);
+  int s = spec_name_lookup(sink_names, CSA_SINK_COUNT, v);
   if (s < 0) return -1;
   c->sink = (csa_sink)s;
   return 0;
@@ -182,7 +128,7 @@ static int vp_scale(csa_case *c, const char *v) {
   if (!strcmp(v, "none")) return c->has_scale = 0, 0;
   d = strtod(v, &end);
   if (*end || !(d > 0.0) || (double)(float)d != d || !((float)d <= 0x1.fffffep127f)) return -1;
-  format_hex_float((float)d, canon, sizeof canon);
+  spec_format_hex_float((float)d, canon, sizeof canon);
   if (strcmp(canon, v)) return -1; /* not canonical: one case, one text */
   c->has_scale = 1;
   c->scale = (float)d;
@@ -196,7 +142,7 @@ static int vp_contract(csa_case *c, const char *v) {
   return -1;
 }
 
-static int vp_seed(csa_case *c, const char *v) { return parse_u64(v, &c->seed); }
+static int vp_seed(csa_case *c, const char *v) { return spec_parse_u64(v, &c->seed); }
 
 static int put(char *o, size_t n, const char *fmt, ...) {
   va_list ap;
@@ -236,7 +182,7 @@ static int vf_bias(const csa_case *c, char *o, size_t n) {
 static int vf_sink(const csa_case *c, char *o, size_t n) { return put(o, n, "%s", sink_names[c->sink]); }
 static int vf_scale(const csa_case *c, char *o, size_t n) {
   if (!c->has_scale) return put(o, n, "none");
-  format_hex_float(c->scale, o, n);
+  spec_format_hex_float(c->scale, o, n);
   return 0;
 }
 static int vf_contract(const csa_case *c, char *o, size_t n) { return put(o, n, "%s", csa_contract_name(c->contract)); }
@@ -317,7 +263,7 @@ static int inconsistent(const csa_case *c, const char *key, char *err, size_t le
   vsnprintf(why, sizeof why, fmt, ap);
   va_end(ap);
   if (k >= 0 && spec_keys[k].format(c, v, sizeof v)) v[0] = '\0';
-  set_err(err, len, "inconsistent token '%s=%.200s': %s", key, v, why);
+  spec_set_err(err, len, "inconsistent token '%s=%.200s': %s", key, v, why);
   return -1;
 }
 
@@ -369,25 +315,21 @@ static int check_case(const csa_case *c, char *err, size_t len) {
 
 /* ------------------------------------------------------------- parse */
 
-static void token_text(const char *p, size_t n, char *out, size_t len) {
-  snprintf(out, len, "%.*s%s", (int)(n > 200 ? 200 : n), p, n > 200 ? "..." : "");
-}
-
 static int parse_token(const char *p, size_t n, csa_case *c, unsigned char *seen, char *err, size_t len) {
   char tok[256], value[CSA_CASE_SPEC_MAX];
   const char *eq = memchr(p, '=', n);
   int k;
-  token_text(p, n, tok, sizeof tok);
-  if (!eq) return set_err(err, len, "malformed token '%s' (expected key=value)", tok), -1;
-  if ((k = key_index(p, (size_t)(eq - p))) < 0) return set_err(err, len, "unknown key in token '%s'", tok), -1;
+  spec_token_text(p, n, tok, sizeof tok);
+  if (!eq) return spec_set_err(err, len, "malformed token '%s' (expected key=value)", tok), -1;
+  if ((k = key_index(p, (size_t)(eq - p))) < 0) return spec_set_err(err, len, "unknown key in token '%s'", tok), -1;
   if (!(spec_keys[k].families & F(c->family)))
-    return set_err(err, len, "key not used by family %s in token '%s'", family_names[c->family], tok), -1;
-  if (seen[k]) return set_err(err, len, "repeated key in token '%s'", tok), -1;
+    return spec_set_err(err, len, "key not used by family %s in token '%s'", family_names[c->family], tok), -1;
+  if (seen[k]) return spec_set_err(err, len, "repeated key in token '%s'", tok), -1;
   seen[k] = 1;
-  if ((size_t)(p + n - eq) > sizeof value) return set_err(err, len, "bad value in token '%s'", tok), -1;
+  if ((size_t)(p + n - eq) > sizeof value) return spec_set_err(err, len, "bad value in token '%s'", tok), -1;
   memcpy(value, eq + 1, (size_t)(p + n - eq - 1));
   value[p + n - eq - 1] = '\0';
-  if (spec_keys[k].parse(c, value)) return set_err(err, len, "bad value in token '%s'", tok), -1;
+  if (spec_keys[k].parse(c, value)) return spec_set_err(err, len, "bad value in token '%s'", tok), -1;
   return 0;
 }
 
@@ -400,15 +342,15 @@ static int parse_family(const char *spec, csa_case *c, char *err, size_t len) {
     n = strcspn(p, " ");
     if (n > 7 && !strncmp(p, "family=", 7)) {
       char v[64], tok[256];
-      token_text(p, n, tok, sizeof tok);
-      if (n - 7 >= sizeof v) return set_err(err, len, "bad value in token '%s'", tok), -1;
+      spec_token_text(p, n, tok, sizeof tok);
+      if (n - 7 >= sizeof v) return spec_set_err(err, len, "bad value in token '%s'", tok), -1;
       memcpy(v, p + 7, n - 7);
       v[n - 7] = '\0';
-      return vp_family(c, v) ? (set_err(err, len, "bad value in token '%s'", tok), -1) : 0;
+      return vp_family(c, v) ? (spec_set_err(err, len, "bad value in token '%s'", tok), -1) : 0;
     }
     p += n;
   }
-  set_err(err, len, "missing key 'family'");
+  spec_set_err(err, len, "missing key 'family'");
   return -1;
 }
 
@@ -419,7 +361,7 @@ int cases_csa_parse(const char *spec, csa_case *c, char *err, size_t err_len) {
   memset(c, 0, sizeof *c);
   c->bias_rank = -1;
   if (strlen(spec) >= CSA_CASE_SPEC_MAX)
-    return set_err(err, err_len, "spec longer than %d characters", CSA_CASE_SPEC_MAX - 1), -1;
+    return spec_set_err(err, err_len, "spec longer than %d characters", CSA_CASE_SPEC_MAX - 1), -1;
   if (parse_family(spec, c, err, err_len)) return -1;
   while (*p) {
     size_t n;
@@ -431,7 +373,7 @@ int cases_csa_parse(const char *spec, csa_case *c, char *err, size_t err_len) {
   }
   for (i = 0; i < KEY_COUNT; i++)
     if ((spec_keys[i].families & F(c->family)) && !seen[i])
-      return set_err(err, err_len, "missing key '%s'", spec_keys[i].name), -1;
+      return spec_set_err(err, err_len, "missing key '%s'", spec_keys[i].name), -1;
   return check_case(c, err, err_len);
 }
 
@@ -737,7 +679,7 @@ static int alloc_all(tensor *t, int n, const unsigned char *skip, char *err, siz
     if (t[i].dt == DTYPE_NONE || (skip && skip[i]) || has_negative_dim(&t[i])) continue;
     if (tensor_alloc(&t[i])) {
       t[i].data = NULL;
-      return set_err(err, len, "out of memory allocating %zu bytes", tensor_bytes(&t[i])), -1;
+      return spec_set_err(err, len, "out of memory allocating %zu bytes", tensor_bytes(&t[i])), -1;
     }
   }
   return 0;
@@ -754,12 +696,12 @@ int cases_csa_materialize(const csa_case *c, int step, tensor inputs[CSA_INPUT_C
   memset(outputs, 0, CSA_OUTPUT_COUNT * sizeof(tensor));
   *n_inputs = *n_outputs = 0;
   if (step < 0 || step >= cases_csa_steps(c))
-    return set_err(err, err_len, "step %d is outside the case's %d steps", step, cases_csa_steps(c)), -1;
+    return spec_set_err(err, err_len, "step %d is outside the case's %d steps", step, cases_csa_steps(c)), -1;
   plan_build(c, step, &p);
   plan_mutate(c, &p);
   if (plan_bytes(&p, &need))
-    return set_err(err, err_len, "case needs more than %llu bytes, over the budget of %zu", ULLONG_MAX, budget), -1;
-  if (need > budget) return set_err(err, err_len, "case needs %llu bytes, over the budget of %zu", need, budget), -1;
+    return spec_set_err(err, err_len, "case needs more than %llu bytes, over the budget of %zu", ULLONG_MAX, budget), -1;
+  if (need > budget) return spec_set_err(err, err_len, "case needs %llu bytes, over the budget of %zu", need, budget), -1;
   memcpy(inputs, p.in, sizeof p.in);
   memcpy(outputs, p.out, sizeof p.out);
   if (step > 0) threaded[CSA_IN_PAST_COMPRESSED_KV] = threaded[CSA_IN_PAST_CARRY] = 1; /* the harness's */
@@ -907,13 +849,13 @@ static const family_gen_fn family_gens[CSA_FAMILY_COUNT] = {gen_chain, gen_state
 static const int family_combos[CSA_FAMILY_COUNT] = {CHAIN_COMBOS, STATE_COMBOS, CONTRACT_COMBOS};
 
 int cases_csa_family_combos(const char *family) {
-  int f = name_lookup(family_names, CSA_FAMILY_COUNT, family);
+  int f = spec_name_lookup(family_names, CSA_FAMILY_COUNT, family);
   return f < 0 ? -1 : family_combos[f];
 }
 
 int cases_csa_enumerate(const char *family, int count, unsigned long long seed,
                         void (*emit)(const char *spec, void *ctx), void *ctx) {
-  int f = name_lookup(family_names, CSA_FAMILY_COUNT, family), i;
+  int f = spec_name_lookup(family_names, CSA_FAMILY_COUNT, family), i;
   if (f < 0) return -1;
   for (i = 0; i < count; i++) {
     char spec[CSA_CASE_SPEC_MAX], err[512] = "";

@@ -13,6 +13,7 @@
 
 #include "cases/case_spec.h"
 #include "cases/rng.h"
+#include "cases/spec_text.h"
 #include "oracle/numerics/numerics.h"
 
 #include <ctype.h>
@@ -87,21 +88,6 @@ const char *cases_is_contract_kind_name(is_contract_kind k) {
   return (unsigned)k < IS_CK_COUNT ? ck_names[k] : "?";
 }
 
-static int name_lookup(const char *const *names, int n, const char *s) {
-  int i;
-  for (i = 0; i < n; i++)
-    if (!strcmp(names[i], s)) return i;
-  return -1;
-}
-
-static void set_err(char *err, size_t len, const char *fmt, ...) {
-  va_list ap;
-  if (!err || !len) return;
-  va_start(ap, fmt);
-  vsnprintf(err, len, fmt, ap);
-  va_end(ap);
-}
-
 /* Derived sizes. */
 static long long case_kv(const is_case *c) { return c->kv_num_heads ? c->kv_num_heads : c->num_heads; }
 static long long case_total(const is_case *c) { return c->past_seq + c->current_seq; }
@@ -115,28 +101,6 @@ static void bias_dims4(int rank, const long long *shape, long long *d4) {
 }
 
 /* ---------------------------------------------------- value parsers */
-
-static int parse_u64(const char *s, unsigned long long *out) {
-  unsigned long long v = 0;
-  if (!isdigit((unsigned char)*s) || (s[0] == '0' && s[1])) return -1; /* no sign, no leading 0 */
-  for (; *s; s++) {
-    unsigned d = (unsigned)(*s - '0');
-    if (!isdigit((unsigned char)*s) || v > (ULLONG_MAX - d) / 10) return -1;
-    v = v * 10 + d;
-  }
-  *out = v;
-  return 0;
-}
-
-/* A canonical decimal in [lo, hi]: optional '-', no leading zeros, no "-0". */
-static int parse_ll(const char *s, long long lo, long long hi, long long *out) {
-  unsigned long long v;
-  int neg = *s == '-';
-  if (parse_u64(s + neg, &v) || v > (unsigned long long)LLONG_MAX || (neg && v == 0)) return -1;
-  if ((neg ? -(long long)v : (long long)v) < lo || (neg ? -(long long)v : (long long)v) > hi) return -1;
-  *out = neg ? -(long long)v : (long long)v;
-  return 0;
-}
 
 /* Splits s at sep into at most max fields of a scratch copy; returns the count, -1 if more. */
 static int split(const char *s, char sep, char *buf, size_t buf_len, char **fields, int max) {
@@ -159,7 +123,7 @@ typedef int (*value_parse_fn)(is_case *c, const char *v);
 typedef int (*value_format_fn)(const is_case *c, char *out, size_t len);
 
 static int vp_family(is_case *c, const char *v) {
-  int f = name_lookup(family_names, IS_FAMILY_COUNT, v);
+  int f = spec_name_lookup(family_names, IS_FAMILY_COUNT, v);
   if (f < 0) return -1;
   c->family = (is_family)f;
   return 0;
@@ -185,7 +149,7 @@ static int vp_idx(is_case *c, const char *v) {
 }
 
 #define VP_DIM(name, field, lo, hi)                                                                    \
-  static int name(is_case *c, const char *v) { return parse_ll(v, lo, hi, &c->field); }
+  static int name(is_case *c, const char *v) { return spec_parse_ll(v, lo, hi, &c->field); }
 VP_DIM(vp_b, batch, 1, IS_DIM_MAX)
 VP_DIM(vp_n, num_heads, 1, IS_DIM_MAX)
 VP_DIM(vp_sq, q_seq, 1, IS_DIM_MAX)
@@ -198,12 +162,12 @@ VP_DIM(vp_masked, masked_rows, 1, LLONG_MAX)
 
 static int vp_nkv(is_case *c, const char *v) {
   if (!strcmp(v, "none")) return c->kv_num_heads = 0, 0;
-  return parse_ll(v, 1, IS_DIM_MAX, &c->kv_num_heads);
+  return spec_parse_ll(v, 1, IS_DIM_MAX, &c->kv_num_heads);
 }
 
 static int vp_int(const char *v, long long lo, long long hi, int *out) {
   long long x;
-  if (parse_ll(v, lo, hi, &x)) return -1;
+  if (spec_parse_ll(v, lo, hi, &x)) return -1;
   *out = (int)x;
   return 0;
 }
@@ -226,7 +190,7 @@ static int vp_vlen(is_case *c, const char *v) {
   if (!strcmp(v, "none")) return 0;
   if ((n = split(v, ',', buf, sizeof buf, f, IS_CASE_MAX_BATCH)) < 0) return -1;
   for (i = 0; i < n; i++)
-    if (parse_ll(f[i], 0, IS_DIM_MAX, &c->valid_len[i])) return -1;
+    if (spec_parse_ll(f[i], 0, IS_DIM_MAX, &c->valid_len[i])) return -1;
   c->n_valid_len = n;
   return 0;
 }
@@ -238,34 +202,9 @@ static int vp_bias(is_case *c, const char *v) {
   if (!strcmp(v, "[]")) return c->bias_rank = 0, 0;
   if ((n = split(v, 'x', buf, sizeof buf, f, 4)) < 0) return -1;
   for (i = 0; i < n; i++)
-    if (parse_ll(f[i], 0, IS_DIM_MAX, &c->bias_shape[i])) return -1;
+    if (spec_parse_ll(f[i], 0, IS_DIM_MAX, &c->bias_shape[i])) return -1;
   c->bias_rank = n;
   return 0;
-}
-
-/*
-** The one text a scale may have: "%a" of (double)f as glibc prints it
-** (0x1p+0, 0x1.8p-3, subnormals normalised), written out here so that the
-** canonical spec does not depend on the C library's printf.
-*/
-static void format_hex_float(float f, char *out, size_t len) {
-  uint32_t u = nx_f32_bits(f), m = u & 0x7fffffu;
-  int e = (int)(u >> 23 & 0xffu), digits = 6;
-  const char *sign = u >> 31 ? "-" : "";
-  if (e == 0xff) {
-    snprintf(out, len, "%s", m ? "nan" : u >> 31 ? "-inf" : "inf");
-    return;
-  }
-  if (e == 0 && m == 0) {
-    snprintf(out, len, "%s0x0p+0", sign);
-    return;
-  }
-  if (e == 0) /* subnormal: normalise, as the double it widens to is */
-    for (e = 1; !(m & 0x800000u); e--) m <<= 1;
-  m = (m & 0x7fffffu) << 1; /* 24 bits: six hex digits after the point */
-  for (; digits > 0 && !(m & 0xfu); digits--) m >>= 4;
-  if (digits) snprintf(out, len, "%s0x1.%0*xp%+d", sign, digits, (unsigned)m, e - 127);
-  else snprintf(out, len, "%s0x1p%+d", sign, e - 127);
 }
 
 static int vp_scale(is_case *c, const char *v) {
@@ -274,7 +213,7 @@ static int vp_scale(is_case *c, const char *v) {
   if (!strcmp(v, "none")) return c->has_scale = 0, 0;
   d = strtod(v, &end);
   if (*end || !(d > 0.0) || (double)(float)d != d || !((float)d <= 0x1.fffffep127f)) return -1;
-  format_hex_float((float)d, canon, sizeof canon);
+  spec_format_hex_float((float)d, canon, sizeof canon);
   if (strcmp(canon, v)) return -1; /* not canonical: one case, one text */
   c->has_scale = 1;
   c->scale = (float)d;
@@ -290,7 +229,7 @@ static int vp_viol(is_case *c, const char *v) {
     if (!strcmp(f[0], index_rule_name(i))) rule = i;
   if (rule < 0 || split(f[1], ',', buf2, sizeof buf2, loc, 4) != 4) return -1;
   for (i = 0; i < 4; i++)
-    if (parse_ll(loc[i], i == 3 ? -1 : 0, IS_DIM_MAX, &x[i])) return -1;
+    if (spec_parse_ll(loc[i], i == 3 ? -1 : 0, IS_DIM_MAX, &x[i])) return -1;
   c->viol_rule = rule;
   c->viol_b = x[0], c->viol_h = x[1], c->viol_q = x[2], c->viol_column = x[3];
   return 0;
@@ -299,7 +238,7 @@ static int vp_viol(is_case *c, const char *v) {
 static int vp_gaps(is_case *c, const char *v) { return vp_int(v, 0, IS_GAPS_MAX, &c->gaps); }
 
 static int vp_fill(const char *v, int allow_none, is_fill *out) {
-  int f = name_lookup(fill_names, 5, v);
+  int f = spec_name_lookup(fill_names, 5, v);
   if (f < 0 || (f == IS_FILL_NONE && !allow_none)) return -1;
   *out = (is_fill)f;
   return 0;
@@ -308,7 +247,7 @@ static int vp_tail(is_case *c, const char *v) { return vp_fill(v, 0, &c->tail); 
 static int vp_inner(is_case *c, const char *v) { return vp_fill(v, 1, &c->inner); }
 
 static int vp_num(is_case *c, const char *v) {
-  int k = name_lookup(special_names, 6, v);
+  int k = spec_name_lookup(special_names, 6, v);
   if (k <= 0) return -1;
   c->num = (is_special)k;
   return 0;
@@ -336,27 +275,27 @@ static int vp_contract(is_case *c, const char *v) {
   char buf[128], *f[3];
   int n = split(v, ':', buf, sizeof buf, f, 3), kind;
   long long x;
-  if (n < 1 || (kind = name_lookup(ck_names, IS_CK_COUNT, f[0])) <= 0) return -1;
+  if (n < 1 || (kind = spec_name_lookup(ck_names, IS_CK_COUNT, f[0])) <= 0) return -1;
   c->contract = (is_contract_kind)kind;
   c->contract_target = -1;
   c->contract_dtype = DTYPE_NONE;
   switch (ck_info[kind].arg) {
   case CK_ARG_NONE: return n == 1 ? 0 : -1;
   case CK_ARG_COUNT:
-    if (n != 2 || parse_ll(f[1], 0, 99, &x)) return -1;
+    if (n != 2 || spec_parse_ll(f[1], 0, 99, &x)) return -1;
     c->contract_target = (int)x;
     return 0;
   case CK_ARG_TARGET:
   case CK_ARG_TARGET_DTYPE: break;
   }
   if (n != (ck_info[kind].arg == CK_ARG_TARGET ? 2 : 3)) return -1;
-  if ((x = name_lookup(slot_names, IS_SLOT_COUNT, f[1])) < 0) return -1;
+  if ((x = spec_name_lookup(slot_names, IS_SLOT_COUNT, f[1])) < 0) return -1;
   c->contract_target = target_of_slot((int)x);
   if (n == 3 && ((c->contract_dtype = dtype_parse(f[2])) == DTYPE_NONE)) return -1;
   return 0;
 }
 
-static int vp_seed(is_case *c, const char *v) { return parse_u64(v, &c->seed); }
+static int vp_seed(is_case *c, const char *v) { return spec_parse_u64(v, &c->seed); }
 static int vp_steps(is_case *c, const char *v) { return vp_int(v, 1, IS_CASE_MAX_STEPS, &c->steps); }
 
 /* -------------------------------------------- the key table: format */
@@ -426,7 +365,7 @@ static int vf_bias(const is_case *c, char *o, size_t n) {
 
 static int vf_scale(const is_case *c, char *o, size_t n) {
   if (!c->has_scale) return snprintf(o, n, "none") >= (int)n ? -1 : 0;
-  format_hex_float(c->scale, o, n);
+  spec_format_hex_float(c->scale, o, n);
   return 0;
 }
 
@@ -539,7 +478,7 @@ static int inconsistent(const is_case *c, const char *key, char *err, size_t len
   vsnprintf(why, sizeof why, fmt, ap);
   va_end(ap);
   key_token(c, key, tok, sizeof tok);
-  set_err(err, len, "inconsistent token '%s': %s", tok, why);
+  spec_set_err(err, len, "inconsistent token '%s': %s", tok, why);
   return -1;
 }
 
@@ -659,26 +598,21 @@ static int check_case(const is_case *c, char *err, size_t len) {
 
 /* ------------------------------------------------------------- parse */
 
-/* Copies token [p, p + n) for messages, shortened if long. */
-static void token_text(const char *p, size_t n, char *out, size_t len) {
-  snprintf(out, len, "%.*s%s", (int)(n > 200 ? 200 : n), p, n > 200 ? "..." : "");
-}
-
 static int parse_token(const char *p, size_t n, is_case *c, unsigned char *seen, char *err, size_t len) {
   char tok[256], value[IS_CASE_SPEC_MAX];
   const char *eq = memchr(p, '=', n);
   int k;
-  token_text(p, n, tok, sizeof tok);
-  if (!eq) return set_err(err, len, "malformed token '%s' (expected key=value)", tok), -1;
-  if ((k = key_index(p, (size_t)(eq - p))) < 0) return set_err(err, len, "unknown key in token '%s'", tok), -1;
+  spec_token_text(p, n, tok, sizeof tok);
+  if (!eq) return spec_set_err(err, len, "malformed token '%s' (expected key=value)", tok), -1;
+  if ((k = key_index(p, (size_t)(eq - p))) < 0) return spec_set_err(err, len, "unknown key in token '%s'", tok), -1;
   if (!(spec_keys[k].families & F(c->family)))
-    return set_err(err, len, "key not used by family %s in token '%s'", family_names[c->family], tok), -1;
-  if (seen[k]) return set_err(err, len, "repeated key in token '%s'", tok), -1;
+    return spec_set_err(err, len, "key not used by family %s in token '%s'", family_names[c->family], tok), -1;
+  if (seen[k]) return spec_set_err(err, len, "repeated key in token '%s'", tok), -1;
   seen[k] = 1;
-  if ((size_t)(p + n - eq) > sizeof value) return set_err(err, len, "bad value in token '%s'", tok), -1;
+  if ((size_t)(p + n - eq) > sizeof value) return spec_set_err(err, len, "bad value in token '%s'", tok), -1;
   memcpy(value, eq + 1, (size_t)(p + n - eq - 1));
   value[p + n - eq - 1] = '\0';
-  if (spec_keys[k].parse(c, value)) return set_err(err, len, "bad value in token '%s'", tok), -1;
+  if (spec_keys[k].parse(c, value)) return spec_set_err(err, len, "bad value in token '%s'", tok), -1;
   return 0;
 }
 
@@ -691,15 +625,15 @@ static int parse_family(const char *spec, is_case *c, char *err, size_t len) {
     n = strcspn(p, " ");
     if (n > 7 && !strncmp(p, "family=", 7)) {
       char v[64], tok[256];
-      token_text(p, n, tok, sizeof tok);
-      if (n - 7 >= sizeof v) return set_err(err, len, "bad value in token '%s'", tok), -1;
+      spec_token_text(p, n, tok, sizeof tok);
+      if (n - 7 >= sizeof v) return spec_set_err(err, len, "bad value in token '%s'", tok), -1;
       memcpy(v, p + 7, n - 7);
       v[n - 7] = '\0';
-      return vp_family(c, v) ? (set_err(err, len, "bad value in token '%s'", tok), -1) : 0;
+      return vp_family(c, v) ? (spec_set_err(err, len, "bad value in token '%s'", tok), -1) : 0;
     }
     p += n;
   }
-  set_err(err, len, "missing key 'family'");
+  spec_set_err(err, len, "missing key 'family'");
   return -1;
 }
 
@@ -710,7 +644,7 @@ int cases_is_parse(const char *spec, is_case *c, char *err, size_t err_len) {
   memset(c, 0, sizeof *c);
   c->bias_rank = -1;
   c->contract_target = -1;
-  if (strlen(spec) >= IS_CASE_SPEC_MAX) return set_err(err, err_len, "spec longer than %d characters", IS_CASE_SPEC_MAX - 1), -1;
+  if (strlen(spec) >= IS_CASE_SPEC_MAX) return spec_set_err(err, err_len, "spec longer than %d characters", IS_CASE_SPEC_MAX - 1), -1;
   if (parse_family(spec, c, err, err_len)) return -1;
   while (*p) {
     size_t n;
@@ -721,7 +655,7 @@ int cases_is_parse(const char *spec, is_case *c, char *err, size_t err_len) {
     p += n;
   }
   for (i = 0; i < KEY_COUNT; i++)
-    if ((spec_keys[i].families & F(c->family)) && !seen[i]) return set_err(err, err_len, "missing key '%s'", spec_keys[i].name), -1;
+    if ((spec_keys[i].families & F(c->family)) && !seen[i]) return spec_set_err(err, err_len, "missing key '%s'", spec_keys[i].name), -1;
   return check_case(c, err, err_len);
 }
 
@@ -1222,7 +1156,7 @@ static int alloc_all(tensor *t, int n, char *err, size_t len) {
     if (t[i].dt == DTYPE_NONE) continue;
     if (tensor_alloc(&t[i])) {
       t[i].data = NULL;
-      return set_err(err, len, "out of memory allocating %zu bytes", tensor_bytes(&t[i])), -1;
+      return spec_set_err(err, len, "out of memory allocating %zu bytes", tensor_bytes(&t[i])), -1;
     }
   }
   return 0;
@@ -1257,22 +1191,22 @@ int cases_is_materialize(const is_case *c, int step, tensor inputs[IS_CASE_MAX_I
   memset(outputs, 0, IS_OUTPUT_COUNT * sizeof(tensor));
   *n_inputs = *n_outputs = 0;
   if (step < 0 || step >= c->steps)
-    return set_err(err, err_len, "step %d is outside the case's steps=%d", step, c->steps), -1;
+    return spec_set_err(err, err_len, "step %d is outside the case's steps=%d", step, c->steps), -1;
   plan_build(c, &p);
   plan_mutate(c, &p);
   if (plan_bytes(&p, &need))
-    return set_err(err, err_len, "case needs more than %llu bytes, over the budget of %zu", ULLONG_MAX, budget), -1;
-  if (need > budget) return set_err(err, err_len, "case needs %llu bytes, over the budget of %zu", need, budget), -1;
+    return spec_set_err(err, err_len, "case needs more than %llu bytes, over the budget of %zu", ULLONG_MAX, budget), -1;
+  if (need > budget) return spec_set_err(err, err_len, "case needs %llu bytes, over the budget of %zu", need, budget), -1;
   memcpy(inputs, p.in, sizeof p.in);
   memcpy(outputs, p.out, sizeof p.out);
   if (alloc_all(inputs, IS_CASE_MAX_INPUTS, err, err_len) || alloc_all(outputs, IS_OUTPUT_COUNT, err, err_len)) goto done;
   if (!(bound = malloc((size_t)c->batch * sizeof *bound))) {
-    set_err(err, err_len, "out of memory");
+    spec_set_err(err, err_len, "out of memory");
     goto done;
   }
   cases_is_bounds(c, bound);
   if (fill_inputs(c, step, inputs, bound)) {
-    set_err(err, err_len, "out of memory filling the inputs");
+    spec_set_err(err, err_len, "out of memory filling the inputs");
     goto done;
   }
   *n_inputs = p.n_in, *n_outputs = p.n_out, *attrs = p.attrs;
@@ -1567,14 +1501,14 @@ static const family_gen_fn family_gens[IS_FAMILY_COUNT] = {gen_valid,  gen_index
 
 int cases_is_family_combos(const char *family) {
   static const int combos[IS_FAMILY_COUNT] = {180, 192, 110, 72, 48, 0, 60};
-  int f = name_lookup(family_names, IS_FAMILY_COUNT, family);
+  int f = spec_name_lookup(family_names, IS_FAMILY_COUNT, family);
   if (f < 0) return -1;
   return f == IS_FAMILY_CONTRACT ? contract_entries() : combos[f];
 }
 
 int cases_is_enumerate(const char *family, int count, unsigned long long seed, void (*emit)(const char *spec, void *ctx),
                        void *ctx) {
-  int f = name_lookup(family_names, IS_FAMILY_COUNT, family), i;
+  int f = spec_name_lookup(family_names, IS_FAMILY_COUNT, family), i;
   if (f < 0) return -1;
   for (i = 0; i < count; i++) {
     char spec[IS_CASE_SPEC_MAX], err[512];

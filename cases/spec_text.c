@@ -1,0 +1,73 @@
+/*
+** spec_text.c: see spec_text.h.
+*/
+#include "cases/spec_text.h"
+#include "oracle/numerics/nx_base.h"
+
+#include <ctype.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+void spec_set_err(char *err, size_t len, const char *fmt, ...) {
+  va_list ap;
+  if (!err || !len) return;
+  va_start(ap, fmt);
+  vsnprintf(err, len, fmt, ap);
+  va_end(ap);
+}
+
+int spec_name_lookup(const char *const *names, int n, const char *s) {
+  int i;
+  for (i = 0; i < n; i++)
+    if (!strcmp(names[i], s)) return i;
+  return -1;
+}
+
+int spec_parse_u64(const char *s, unsigned long long *out) {
+  unsigned long long v = 0;
+  if (!isdigit((unsigned char)*s) || (s[0] == '0' && s[1])) return -1; /* no sign, no leading 0 */
+  for (; *s; s++) {
+    unsigned d = (unsigned)(*s - '0');
+    if (!isdigit((unsigned char)*s) || v > (ULLONG_MAX - d) / 10) return -1;
+    v = v * 10 + d;
+  }
+  *out = v;
+  return 0;
+}
+
+int spec_parse_ll(const char *s, long long lo, long long hi, long long *out) {
+  unsigned long long v;
+  int neg = *s == '-';
+  if (spec_parse_u64(s + neg, &v) || v > (unsigned long long)LLONG_MAX || (neg && v == 0)) return -1;
+  if ((neg ? -(long long)v : (long long)v) < lo || (neg ? -(long long)v : (long long)v) > hi) return -1;
+  *out = neg ? -(long long)v : (long long)v;
+  return 0;
+}
+
+void spec_format_hex_float(float f, char *out, size_t len) {
+  uint32_t u = nx_f32_bits(f), m = u & 0x7fffffu;
+  int e = (int)(u >> 23 & 0xffu), digits = 6;
+  const char *sign = u >> 31 ? "-" : "";
+  if (e == 0xff) {
+    snprintf(out, len, "%s", m ? "nan" : u >> 31 ? "-inf" : "inf");
+    return;
+  }
+  if (e == 0 && m == 0) {
+    snprintf(out, len, "%s0x0p+0", sign);
+    return;
+  }
+  if (e == 0) /* subnormal: normalise, as the double it widens to is */
+    for (e = 1; !(m & 0x800000u); e--) m <<= 1;
+  m = (m & 0x7fffffu) << 1; /* 24 bits: six hex digits after the point */
+  for (; digits > 0 && !(m & 0xfu); digits--) m >>= 4;
+  if (digits) snprintf(out, len, "%s0x1.%0*xp%+d", sign, digits, (unsigned)m, e - 127);
+  else snprintf(out, len, "%s0x1p%+d", sign, e - 127);
+}
+
+void spec_token_text(const char *p, size_t n, char *out, size_t len) {
+  snprintf(out, len, "%.*s%s", (int)(n > 200 ? 200 : n), p, n > 200 ? "..." : "");
+}
+
