@@ -42,25 +42,6 @@ const char *csa_contract_name(int code) {
   return code >= 0 && code < CSA_CONTRACT_COUNT ? contract_names[code] : "?";
 }
 
-/* Records a contract failure and returns -1, the caller's rc. */
-static int fail(op_error *err, int code, int input, int axis, const char *fmt, ...) {
-  va_list ap;
-  op_error_clear(err);
-  err->cls = OP_ERR_CONTRACT;
-  err->rule = code;
-  err->input = input;
-  err->axis = axis;
-  va_start(ap, fmt);
-  vsnprintf(err->message, sizeof err->message, fmt, ap);
-  va_end(ap);
-  return -1;
-}
-
-/* Input i, or NULL when it is beyond n, NULL, or of dtype NONE (absent). */
-static const tensor *input_at(const tensor *const *inputs, int n, int i) {
-  if (i >= n || !inputs[i] || inputs[i]->dt == DTYPE_NONE) return NULL;
-  return inputs[i];
-}
 
 static csa_cache_format parse_format(const char *name) {
   if (!name || !strcmp(name, "f32")) return CSA_CACHE_F32;
@@ -72,17 +53,17 @@ static csa_cache_format parse_format(const char *name) {
 /* Seed: the CPU factory's dry run (seed:2573), whose checks the seed does not show. */
 static int check_attrs(const csa_attrs *a, csa_dims *d, op_error *err) {
   if (a->compression_ratio != 4 && a->compression_ratio != CSA128_RATIO)
-    return fail(err, CSA_CONTRACT_RATIO, -1, -1, "compression_ratio %lld unsupported (expected 4 or 128)",
+    return op_error_contract(err, CSA_CONTRACT_RATIO, -1, -1, "compression_ratio %lld unsupported (expected 4 or 128)",
                 a->compression_ratio);
   if (a->compression_ratio == 4)
-    return fail(err, CSA_CONTRACT_RATIO4_MISSING, -1, -1, "compression_ratio 4 is not in this oracle yet");
+    return op_error_contract(err, CSA_CONTRACT_RATIO4_MISSING, -1, -1, "compression_ratio 4 is not in this oracle yet");
   d->format = parse_format(a->cache_format);
   if (d->format == CSA_CACHE_UNKNOWN)
-    return fail(err, CSA_CONTRACT_CACHE_FORMAT, -1, -1, "cache_format '%s' unknown", a->cache_format);
+    return op_error_contract(err, CSA_CONTRACT_CACHE_FORMAT, -1, -1, "cache_format '%s' unknown", a->cache_format);
   if (a->num_heads <= 0)
-    return fail(err, CSA_CONTRACT_NUM_HEADS, -1, -1, "num_heads %lld must be > 0", a->num_heads);
+    return op_error_contract(err, CSA_CONTRACT_NUM_HEADS, -1, -1, "num_heads %lld must be > 0", a->num_heads);
   if (a->has_scale && nx_f32_bits(nx_f32_abs(a->scale)) >= 0x7f800000u /* inf or NaN? */)
-    return fail(err, CSA_CONTRACT_SCALE, -1, -1, "scale %a must be finite", (double)a->scale);
+    return op_error_contract(err, CSA_CONTRACT_SCALE, -1, -1, "scale %a must be finite", (double)a->scale);
   return 0;
 }
 
@@ -91,23 +72,23 @@ static int check_arity(const csa_attrs *a, const tensor *const *in, int n_in, in
                        op_error *err) {
   int i;
   if (n_in < CSA_IN_HEAD_SINK + 1 || n_in > CSA_INPUT_COUNT)
-    return fail(err, CSA_CONTRACT_ARITY_INPUTS, -1, -1, "expected 11 to 20 inputs, got %d", n_in);
+    return op_error_contract(err, CSA_CONTRACT_ARITY_INPUTS, -1, -1, "expected 11 to 20 inputs, got %d", n_in);
   for (i = 0; i <= CSA_IN_HEAD_SINK; i++)
-    if (!input_at(in, n_in, i))
-      return fail(err, CSA_CONTRACT_REQUIRED_INPUT, i, -1, "required input %d (%s) is absent", i,
+    if (!tensor_optional(in, n_in, i))
+      return op_error_contract(err, CSA_CONTRACT_REQUIRED_INPUT, i, -1, "required input %d (%s) is absent", i,
                   input_names[i]);
   for (i = CSA_IN_INDEX_FIRST; i <= CSA_IN_INDEX_LAST; i++)
-    if (input_at(in, n_in, i))
-      return fail(err, CSA_CONTRACT_RATIO4_INPUT, i, -1, "ratio-4-only input %d (%s) is unsupported for ratio-128",
+    if (tensor_optional(in, n_in, i))
+      return op_error_contract(err, CSA_CONTRACT_RATIO4_INPUT, i, -1, "ratio-4-only input %d (%s) is unsupported for ratio-128",
                   i, input_names[i]);
   if (n_out != CSA_OUTPUT_COUNT)
-    return fail(err, CSA_CONTRACT_ARITY_OUTPUTS, -1, -1, "ratio-128 requires exactly 3 outputs, got %d", n_out);
+    return op_error_contract(err, CSA_CONTRACT_ARITY_OUTPUTS, -1, -1, "ratio-128 requires exactly 3 outputs, got %d", n_out);
   if (d->format == CSA_CACHE_FP4)
-    return fail(err, CSA_CONTRACT_FP4_FORMAT, -1, -1, "ratio-128 records are f32 or hybrid FP8/BF16, not FP4");
+    return op_error_contract(err, CSA_CONTRACT_FP4_FORMAT, -1, -1, "ratio-128 records are f32 or hybrid FP8/BF16, not FP4");
   if (a->head_dim != CSA_HEAD_DIM)
-    return fail(err, CSA_CONTRACT_HEAD_DIM, -1, -1, "ratio-128 requires head_dim=512, got %lld", a->head_dim);
+    return op_error_contract(err, CSA_CONTRACT_HEAD_DIM, -1, -1, "ratio-128 requires head_dim=512, got %lld", a->head_dim);
   if (a->qk_rope_head_dim != CSA_ROPE_DIM)
-    return fail(err, CSA_CONTRACT_ROPE_DIM, -1, -1, "ratio-128 requires qk_rope_head_dim=64, got %lld",
+    return op_error_contract(err, CSA_CONTRACT_ROPE_DIM, -1, -1, "ratio-128 requires qk_rope_head_dim=64, got %lld",
                 a->qk_rope_head_dim);
   return 0;
 }
@@ -121,7 +102,7 @@ static int check_dtypes(const tensor *const *in, const csa_dims *d, op_error *er
     if (i == CSA_IN_SEQLENS_K) want = DTYPE_I32;
     if (i == CSA_IN_TOTAL_SEQ) want = DTYPE_I64;
     if (in[i]->dt != want)
-      return fail(err, CSA_CONTRACT_DTYPE, i, -1, "input %d (%s) dtype %s unsupported; expected %s", i,
+      return op_error_contract(err, CSA_CONTRACT_DTYPE, i, -1, "input %d (%s) dtype %s unsupported; expected %s", i,
                   input_names[i], dtype_name(in[i]->dt), dtype_name(want));
   }
   return 0;
@@ -148,22 +129,22 @@ static int check_shape(const tensor *const *in, int i, const shape_rule *r, op_e
   const tensor *t = in[i];
   int axis;
   if (t->rank != r->rank)
-    return fail(err, CSA_CONTRACT_RANK, i, -1, "input %d (%s) rank %d unsupported; expected %d", i,
+    return op_error_contract(err, CSA_CONTRACT_RANK, i, -1, "input %d (%s) rank %d unsupported; expected %d", i,
                 input_names[i], t->rank, r->rank);
   for (axis = 0; axis < t->rank; axis++)
     if (t->shape[axis] < 0)
-      return fail(err, CSA_CONTRACT_NEGATIVE_DIM, i, axis, "input %d (%s) axis %d is %lld", i, input_names[i],
+      return op_error_contract(err, CSA_CONTRACT_NEGATIVE_DIM, i, axis, "input %d (%s) axis %d is %lld", i, input_names[i],
                   axis, t->shape[axis]);
   for (axis = 0; axis < t->rank; axis++) {
     const axis_rule *ar = &r->axis[axis];
     long long want;
     if (ar->kind == AXIS_NONZERO && t->shape[axis] == 0)
-      return fail(err, CSA_CONTRACT_EMPTY_QUERY, i, axis, "input %d (%s) axis %d must be nonzero", i,
+      return op_error_contract(err, CSA_CONTRACT_EMPTY_QUERY, i, axis, "input %d (%s) axis %d must be nonzero", i,
                   input_names[i], axis);
     if (ar->kind != AXIS_FIXED && ar->kind != AXIS_SAME) continue;
     want = ar->kind == AXIS_FIXED ? ar->value : in[ar->value / 4]->shape[ar->value % 4];
     if (t->shape[axis] != want)
-      return fail(err, CSA_CONTRACT_SHAPE, i, axis, "input %d (%s) axis %d is %lld; expected %lld", i,
+      return op_error_contract(err, CSA_CONTRACT_SHAPE, i, axis, "input %d (%s) axis %d is %lld; expected %lld", i,
                   input_names[i], axis, t->shape[axis], want);
   }
   return 0;
@@ -204,18 +185,18 @@ static int check_bias(const tensor *bias, csa_dims *d, op_error *err) {
   int axis, lead;
   if (!bias) return 0;
   if (bias->dt != DTYPE_F32)
-    return fail(err, CSA_CONTRACT_BIAS_DTYPE, CSA_IN_BIAS, -1, "attention_bias dtype %s unsupported; expected f32",
+    return op_error_contract(err, CSA_CONTRACT_BIAS_DTYPE, CSA_IN_BIAS, -1, "attention_bias dtype %s unsupported; expected f32",
                 dtype_name(bias->dt));
   if (bias->rank < 0 || bias->rank > 4)
-    return fail(err, CSA_CONTRACT_BIAS_RANK, CSA_IN_BIAS, -1, "attention_bias rank %d exceeds 4", bias->rank);
+    return op_error_contract(err, CSA_CONTRACT_BIAS_RANK, CSA_IN_BIAS, -1, "attention_bias rank %d exceeds 4", bias->rank);
   target[0] = d->batch, target[1] = d->heads, target[2] = d->seq;
   lead = 4 - bias->rank;
   for (axis = 0; axis < bias->rank; axis++) {
     long long dim = bias->shape[axis];
     if (dim < 0)
-      return fail(err, CSA_CONTRACT_NEGATIVE_DIM, CSA_IN_BIAS, axis, "attention_bias axis %d is %lld", axis, dim);
+      return op_error_contract(err, CSA_CONTRACT_NEGATIVE_DIM, CSA_IN_BIAS, axis, "attention_bias axis %d is %lld", axis, dim);
     if (lead + axis < 3 && dim != 1 && dim != target[lead + axis])
-      return fail(err, CSA_CONTRACT_BIAS_BROADCAST, CSA_IN_BIAS, axis,
+      return op_error_contract(err, CSA_CONTRACT_BIAS_BROADCAST, CSA_IN_BIAS, axis,
                   "attention_bias axis %d (%lld) does not broadcast to [%lld, %lld, %lld, ?]", axis, dim,
                   target[0], target[1], target[2]);
     d->bias_dims[lead + axis] = dim;
@@ -244,24 +225,24 @@ static int check_outputs(const tensor *const *out, const tensor *const *in, csa_
   for (o = 0; o < CSA_OUTPUT_COUNT; o++) {
     dtype got = out[o] ? out[o]->dt : DTYPE_NONE;
     if (got != want[o])
-      return fail(err, CSA_CONTRACT_OUTPUT_DTYPE, 100 + o, -1, "output %d dtype %s; expected %s", o,
+      return op_error_contract(err, CSA_CONTRACT_OUTPUT_DTYPE, 100 + o, -1, "output %d dtype %s; expected %s", o,
                   dtype_name(got), dtype_name(want[o]));
   }
   for (o = 0; o < CSA_OUTPUT_COUNT; o++) {
     long long shape[4];
     memcpy(shape, ref[o]->shape, sizeof shape);
     if (out[o]->rank != ref[o]->rank)
-      return fail(err, CSA_CONTRACT_OUTPUT_SHAPE, 100 + o, -1, "output %d rank %d; expected %d", o, out[o]->rank,
+      return op_error_contract(err, CSA_CONTRACT_OUTPUT_SHAPE, 100 + o, -1, "output %d rank %d; expected %d", o, out[o]->rank,
                   ref[o]->rank);
     if (o == CSA_OUT_PRESENT_COMPRESSED_KV) {
       if (out[o]->shape[1] < 0)
-        return fail(err, CSA_CONTRACT_OUTPUT_SHAPE, 100 + o, 1, "present_compressed_kv capacity %lld < 0",
+        return op_error_contract(err, CSA_CONTRACT_OUTPUT_SHAPE, 100 + o, 1, "present_compressed_kv capacity %lld < 0",
                     out[o]->shape[1]);
       shape[1] = out[o]->shape[1]; /* the capacity Rc is free */
     }
     axis = first_diff_axis(out[o], shape, out[o]->rank);
     if (axis >= 0)
-      return fail(err, CSA_CONTRACT_OUTPUT_SHAPE, 100 + o, axis, "output %d axis %d is %lld; expected %lld", o, axis,
+      return op_error_contract(err, CSA_CONTRACT_OUTPUT_SHAPE, 100 + o, axis, "output %d axis %d is %lld; expected %lld", o, axis,
                   out[o]->shape[axis], shape[axis]);
   }
   d->present_capacity = out[CSA_OUT_PRESENT_COMPRESSED_KV]->shape[1];
@@ -276,7 +257,7 @@ static int check_outputs(const tensor *const *out, const tensor *const *in, csa_
 static int check_bias_candidates(const tensor *bias, const csa_dims *d, op_error *err) {
   if (!d->has_bias || bias->rank == 0) return 0;
   if (d->bias_dims[3] != 1 && d->bias_dims[3] != d->score_stride)
-    return fail(err, CSA_CONTRACT_BIAS_CANDIDATES, CSA_IN_BIAS, bias->rank - 1,
+    return op_error_contract(err, CSA_CONTRACT_BIAS_CANDIDATES, CSA_IN_BIAS, bias->rank - 1,
                 "attention_bias candidate axis %lld must be 1 or 128 + capacity = %lld", d->bias_dims[3],
                 d->score_stride);
   return 0;
@@ -294,7 +275,7 @@ int csa_validate(const csa_attrs *a, const tensor *const *inputs, int n_inputs, 
   if (!rc) rc = check_dtypes(inputs, d, err);
   if (!rc) rc = check_shapes(inputs, a->num_heads, d, err);
   if (rc) return rc;
-  bias = input_at(inputs, n_inputs, CSA_IN_BIAS);
+  bias = tensor_optional(inputs, n_inputs, CSA_IN_BIAS);
   rc = check_bias(bias, d, err);
   if (!rc) rc = check_outputs(outputs, inputs, d, err);
   if (!rc) rc = check_bias_candidates(bias, d, err);
@@ -312,20 +293,20 @@ int csa_validate_cursor(csa_dims *d, const tensor *total, op_error *err) {
   long long t = ((const long long *)total->data)[0];
   op_error_clear(err);
   if (t < 0)
-    return fail(err, CSA_CONTRACT_TOTAL_NEGATIVE, CSA_IN_TOTAL_SEQ, -1, "total_sequence_length %lld < 0", t);
+    return op_error_contract(err, CSA_CONTRACT_TOTAL_NEGATIVE, CSA_IN_TOTAL_SEQ, -1, "total_sequence_length %lld < 0", t);
   if (t < d->seq)
-    return fail(err, CSA_CONTRACT_TOTAL_SHORT, CSA_IN_TOTAL_SEQ, -1,
+    return op_error_contract(err, CSA_CONTRACT_TOTAL_SHORT, CSA_IN_TOTAL_SEQ, -1,
                 "total_sequence_length %lld is below the query length %lld", t, d->seq);
   d->total = t;
   d->start = t - d->seq;
   d->past_records = d->start / CSA128_RATIO;
   d->present_records = t / CSA128_RATIO;
   if (d->past_capacity < d->past_records)
-    return fail(err, CSA_CONTRACT_PAST_CAPACITY, CSA_IN_PAST_COMPRESSED_KV, 1,
+    return op_error_contract(err, CSA_CONTRACT_PAST_CAPACITY, CSA_IN_PAST_COMPRESSED_KV, 1,
                 "past_compressed_kv holds %lld records; the cursor needs %lld", d->past_capacity,
                 d->past_records);
   if (d->present_capacity < d->present_records)
-    return fail(err, CSA_CONTRACT_PRESENT_CAPACITY, 100 + CSA_OUT_PRESENT_COMPRESSED_KV, 1,
+    return op_error_contract(err, CSA_CONTRACT_PRESENT_CAPACITY, 100 + CSA_OUT_PRESENT_COMPRESSED_KV, 1,
                 "present_compressed_kv holds %lld records; the cursor needs %lld", d->present_capacity,
                 d->present_records);
   d->kv_used = d->kv_len < t ? d->kv_len : t;

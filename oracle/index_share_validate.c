@@ -39,25 +39,6 @@ const char *index_share_contract_name(int code) {
   return code >= 0 && code < IS_CONTRACT_COUNT ? contract_names[code] : "?";
 }
 
-/* Records a contract failure and returns -1, the caller's rc. */
-static int fail(op_error *err, int code, int input, int axis, const char *fmt, ...) {
-  va_list ap;
-  op_error_clear(err);
-  err->cls = OP_ERR_CONTRACT;
-  err->rule = code;
-  err->input = input;
-  err->axis = axis;
-  va_start(ap, fmt);
-  vsnprintf(err->message, sizeof err->message, fmt, ap);
-  va_end(ap);
-  return -1;
-}
-
-/* Input i, or NULL when it is beyond n, NULL, or of dtype NONE (absent). */
-static const tensor *input_at(const tensor *const *inputs, int n, int i) {
-  if (i >= n || !inputs[i] || inputs[i]->dt == DTYPE_NONE) return NULL;
-  return inputs[i];
-}
 
 /* First axis where t differs from want[0..3]; -1 when t's rank is not 4 or all agree. */
 static int first_diff_axis(const tensor *t, const long long *want) {
@@ -76,14 +57,14 @@ static int same_shape4(const tensor *t, const long long *want) {
 static int check_attrs(const index_share_attrs *a, op_error *err) {
   long long kv = a->kv_num_heads ? a->kv_num_heads : a->num_heads;
   if (a->num_heads <= 0)
-    return fail(err, IS_CONTRACT_NUM_HEADS, -1, -1, "num_heads %lld must be > 0", a->num_heads);
+    return op_error_contract(err, IS_CONTRACT_NUM_HEADS, -1, -1, "num_heads %lld must be > 0", a->num_heads);
   if (a->kv_num_heads < 0)
-    return fail(err, IS_CONTRACT_KV_NUM_HEADS, -1, -1, "kv_num_heads %lld must be > 0", a->kv_num_heads);
+    return op_error_contract(err, IS_CONTRACT_KV_NUM_HEADS, -1, -1, "kv_num_heads %lld must be > 0", a->kv_num_heads);
   if (a->num_heads % kv)
-    return fail(err, IS_CONTRACT_HEAD_GROUP, -1, -1, "num_heads %lld must be a multiple of kv_num_heads %lld",
+    return op_error_contract(err, IS_CONTRACT_HEAD_GROUP, -1, -1, "num_heads %lld must be a multiple of kv_num_heads %lld",
                 a->num_heads, kv);
   if (a->has_scale && !(a->scale > 0.0f && a->scale <= 0x1.fffffep127f)) /* NaN fails too */
-    return fail(err, IS_CONTRACT_SCALE, -1, -1, "scale %a must be finite and > 0", (double)a->scale);
+    return op_error_contract(err, IS_CONTRACT_SCALE, -1, -1, "scale %a must be finite and > 0", (double)a->scale);
   return 0;
 }
 
@@ -96,36 +77,36 @@ static int check_arity_dtypes(const tensor *const *in, int n_in, const tensor *c
   dtype dt;
   int i;
   if (n_in < 6 || n_in > 7)
-    return fail(err, IS_CONTRACT_ARITY_INPUTS, -1, -1, "expected 6 or 7 inputs, got %d", n_in);
+    return op_error_contract(err, IS_CONTRACT_ARITY_INPUTS, -1, -1, "expected 6 or 7 inputs, got %d", n_in);
   if (n_out != 1 && n_out != 3)
-    return fail(err, IS_CONTRACT_ARITY_OUTPUTS, -1, -1, "expected 1 or 3 outputs, got %d", n_out);
+    return op_error_contract(err, IS_CONTRACT_ARITY_OUTPUTS, -1, -1, "expected 1 or 3 outputs, got %d", n_out);
   for (i = 0; i < 4; i++)
-    if (!input_at(in, n_in, required[i]))
-      return fail(err, IS_CONTRACT_REQUIRED_INPUT, required[i], -1, "required input %d (%s) is absent",
+    if (!tensor_optional(in, n_in, required[i]))
+      return op_error_contract(err, IS_CONTRACT_REQUIRED_INPUT, required[i], -1, "required input %d (%s) is absent",
                   required[i], input_names[required[i]]);
-  pk = input_at(in, n_in, IS_IN_PAST_KEY);
-  pv = input_at(in, n_in, IS_IN_PAST_VALUE);
+  pk = tensor_optional(in, n_in, IS_IN_PAST_KEY);
+  pv = tensor_optional(in, n_in, IS_IN_PAST_VALUE);
   if (!pk != !pv)
-    return fail(err, IS_CONTRACT_PAST_PAIR, pk ? IS_IN_PAST_VALUE : IS_IN_PAST_KEY, -1,
+    return op_error_contract(err, IS_CONTRACT_PAST_PAIR, pk ? IS_IN_PAST_VALUE : IS_IN_PAST_KEY, -1,
                 "past_key and past_value must be given together");
   dt = in[IS_IN_QUERY]->dt;
   if (!dtype_is_float(dt))
-    return fail(err, IS_CONTRACT_QUERY_DTYPE, IS_IN_QUERY, -1,
+    return op_error_contract(err, IS_CONTRACT_QUERY_DTYPE, IS_IN_QUERY, -1,
                 "query dtype %s unsupported (expected f32, f16 or bf16)", dtype_name(dt));
   for (i = 0; i < 5; i++) {
-    const tensor *t = input_at(in, n_in, same_dtype[i]);
+    const tensor *t = tensor_optional(in, n_in, same_dtype[i]);
     if (t && t->dt != dt)
-      return fail(err, IS_CONTRACT_DTYPE_MISMATCH, same_dtype[i], -1, "%s dtype %s must equal query's %s",
+      return op_error_contract(err, IS_CONTRACT_DTYPE_MISMATCH, same_dtype[i], -1, "%s dtype %s must equal query's %s",
                   input_names[same_dtype[i]], dtype_name(t->dt), dtype_name(dt));
   }
   if (in[IS_IN_INDICES]->dt != DTYPE_I32 && in[IS_IN_INDICES]->dt != DTYPE_I64)
-    return fail(err, IS_CONTRACT_INDEX_DTYPE, IS_IN_INDICES, -1,
+    return op_error_contract(err, IS_CONTRACT_INDEX_DTYPE, IS_IN_INDICES, -1,
                 "selected_indices dtype %s unsupported (expected i32 or i64)",
                 dtype_name(in[IS_IN_INDICES]->dt));
   for (i = 0; i < n_out; i++) {
     dtype odt = out[i] ? out[i]->dt : DTYPE_NONE;
     if (odt != dt)
-      return fail(err, IS_CONTRACT_OUTPUT_DTYPE, 100 + i, -1, "output %d dtype %s must equal query's %s", i,
+      return op_error_contract(err, IS_CONTRACT_OUTPUT_DTYPE, 100 + i, -1, "output %d dtype %s must equal query's %s", i,
                   dtype_name(odt), dtype_name(dt));
   }
   return 0;
@@ -137,14 +118,14 @@ static int check_ranks(const tensor *const *in, int n_in, op_error *err) {
                               IS_IN_INDICES, IS_IN_PAST_KEY, IS_IN_PAST_VALUE};
   int i, axis;
   for (i = 0; i < 6; i++) {
-    const tensor *t = input_at(in, n_in, order[i]);
+    const tensor *t = tensor_optional(in, n_in, order[i]);
     if (!t) continue; /* only the optional past can be absent here */
     if (t->rank != 4)
-      return fail(err, IS_CONTRACT_RANK, order[i], -1, "input %d (%s) rank %d unsupported; expected 4",
+      return op_error_contract(err, IS_CONTRACT_RANK, order[i], -1, "input %d (%s) rank %d unsupported; expected 4",
                   order[i], input_names[order[i]], t->rank);
     for (axis = 0; axis < 4; axis++)
       if (t->shape[axis] < 0)
-        return fail(err, IS_CONTRACT_NEGATIVE_DIM, order[i], axis, "input %d (%s) dimension %d is %lld",
+        return op_error_contract(err, IS_CONTRACT_NEGATIVE_DIM, order[i], axis, "input %d (%s) dimension %d is %lld",
                     order[i], input_names[order[i]], axis, t->shape[axis]);
   }
   return 0;
@@ -155,22 +136,22 @@ static int check_qkv(const tensor *q, const tensor *k, const tensor *v, index_sh
   const tensor *kv[2] = {k, v};
   int i;
   if (q->shape[1] != d->q_heads)
-    return fail(err, IS_CONTRACT_QUERY_HEADS, IS_IN_QUERY, 1, "query heads %lld must equal num_heads %lld",
+    return op_error_contract(err, IS_CONTRACT_QUERY_HEADS, IS_IN_QUERY, 1, "query heads %lld must equal num_heads %lld",
                 q->shape[1], d->q_heads);
   for (i = 0; i < 2; i++)
     if (kv[i]->shape[0] != d->batch)
-      return fail(err, IS_CONTRACT_KV_BATCH, IS_IN_KEY + i, 0, "%s batch %lld must equal query's %lld",
+      return op_error_contract(err, IS_CONTRACT_KV_BATCH, IS_IN_KEY + i, 0, "%s batch %lld must equal query's %lld",
                   input_names[IS_IN_KEY + i], kv[i]->shape[0], d->batch);
   for (i = 0; i < 2; i++)
     if (kv[i]->shape[1] != d->kv_heads)
-      return fail(err, IS_CONTRACT_KV_HEADS, IS_IN_KEY + i, 1, "%s heads %lld must equal kv_num_heads %lld",
+      return op_error_contract(err, IS_CONTRACT_KV_HEADS, IS_IN_KEY + i, 1, "%s heads %lld must equal kv_num_heads %lld",
                   input_names[IS_IN_KEY + i], kv[i]->shape[1], d->kv_heads);
   if (v->shape[2] != k->shape[2])
-    return fail(err, IS_CONTRACT_KV_SEQ, IS_IN_VALUE, 2, "value sequence %lld must equal key's %lld",
+    return op_error_contract(err, IS_CONTRACT_KV_SEQ, IS_IN_VALUE, 2, "value sequence %lld must equal key's %lld",
                 v->shape[2], k->shape[2]);
   for (i = 0; i < 2; i++)
     if (kv[i]->shape[3] != d->head_size)
-      return fail(err, IS_CONTRACT_KV_HEAD_SIZE, IS_IN_KEY + i, 3,
+      return op_error_contract(err, IS_CONTRACT_KV_HEAD_SIZE, IS_IN_KEY + i, 3,
                   "%s head size %lld must equal query's %lld", input_names[IS_IN_KEY + i], kv[i]->shape[3],
                   d->head_size);
   return 0;
@@ -184,20 +165,20 @@ static int check_past(const tensor *pk, const tensor *pv, index_share_dims *d, o
     long long want[4];
     int axis = first_diff_axis(pv, pk->shape);
     if (axis >= 0)
-      return fail(err, IS_CONTRACT_PAST_MISMATCH, IS_IN_PAST_VALUE, axis,
+      return op_error_contract(err, IS_CONTRACT_PAST_MISMATCH, IS_IN_PAST_VALUE, axis,
                   "past_value dimension %d is %lld, past_key's is %lld", axis, pv->shape[axis],
                   pk->shape[axis]);
     want[0] = d->batch, want[1] = d->kv_heads, want[2] = pk->shape[2], want[3] = d->head_size;
     for (i = 0; i < 3; i++)
       if (pk->shape[axes[i]] != want[axes[i]])
-        return fail(err, IS_CONTRACT_PAST_SHAPE, IS_IN_PAST_KEY, axes[i],
+        return op_error_contract(err, IS_CONTRACT_PAST_SHAPE, IS_IN_PAST_KEY, axes[i],
                     "past_key dimension %d is %lld; expected [B=%lld, kv_num_heads=%lld, S_past, H=%lld]",
                     axes[i], pk->shape[axes[i]], want[0], want[1], want[3]);
     d->has_past = 1;
     d->past_seq = pk->shape[2];
   }
   if (d->past_seq > LLONG_MAX - d->current_seq)
-    return fail(err, IS_CONTRACT_SEQ_OVERFLOW, IS_IN_PAST_KEY, 2, "total sequence %lld + %lld overflows",
+    return op_error_contract(err, IS_CONTRACT_SEQ_OVERFLOW, IS_IN_PAST_KEY, 2, "total sequence %lld + %lld overflows",
                 d->past_seq, d->current_seq);
   d->total_seq = d->past_seq + d->current_seq;
   return 0;
@@ -208,11 +189,11 @@ static int check_indices_shape(const tensor *ix, index_share_dims *d, op_error *
   const long long *s = ix->shape;
   int axis = s[0] != d->batch ? 0 : (s[1] != 1 && s[1] != d->q_heads) ? 1 : s[2] != d->q_seq ? 2 : -1;
   if (axis >= 0)
-    return fail(err, IS_CONTRACT_INDICES_SHAPE, IS_IN_INDICES, axis,
+    return op_error_contract(err, IS_CONTRACT_INDICES_SHAPE, IS_IN_INDICES, axis,
                 "selected_indices [%lld, %lld, %lld, %lld] must be [B=%lld, 1|N=%lld, S_q=%lld, K]", s[0],
                 s[1], s[2], s[3], d->batch, d->q_heads, d->q_seq);
   if (s[3] == 0)
-    return fail(err, IS_CONTRACT_INDICES_WIDTH, IS_IN_INDICES, 3, "selected_indices K must be nonzero");
+    return op_error_contract(err, IS_CONTRACT_INDICES_WIDTH, IS_IN_INDICES, 3, "selected_indices K must be nonzero");
   d->index_heads = s[1];
   d->selected_width = s[3];
   return 0;
@@ -231,7 +212,7 @@ static int check_outputs(const tensor *const *out, const tensor *q, index_share_
   const tensor *pk, *pv;
   int axis;
   if (!same_shape4(out[IS_OUT_Y], q->shape))
-    return fail(err, IS_CONTRACT_OUTPUT_SHAPE, 100, first_diff_axis(out[IS_OUT_Y], q->shape),
+    return op_error_contract(err, IS_CONTRACT_OUTPUT_SHAPE, 100, first_diff_axis(out[IS_OUT_Y], q->shape),
                 "output 0 shape must equal the query shape");
   d->cache_seq = d->total_seq;
   if (d->n_outputs == 1) return 0;
@@ -246,13 +227,13 @@ static int check_outputs(const tensor *const *out, const tensor *q, index_share_
   } else {
     for (axis = 0; pk->rank == 4 && axis < 4; axis++)
       if (pk->shape[axis] != grow[axis] && !(d->past_seq > 0 && pk->shape[axis] == cap[axis])) break;
-    return fail(err, IS_CONTRACT_PRESENT_SHAPE, 101, pk->rank == 4 ? axis : -1,
+    return op_error_contract(err, IS_CONTRACT_PRESENT_SHAPE, 101, pk->rank == 4 ? axis : -1,
                 "present_key must be [%lld, %lld, %lld, %lld] (growing) or [%lld, %lld, %lld, %lld] "
                 "(capacity, needs S_past > 0)",
                 grow[0], grow[1], grow[2], grow[3], cap[0], cap[1], cap[2], cap[3]);
   }
   if (!same_shape4(pv, pk->shape))
-    return fail(err, IS_CONTRACT_PRESENT_SHAPE, 102, first_diff_axis(pv, pk->shape),
+    return op_error_contract(err, IS_CONTRACT_PRESENT_SHAPE, 102, first_diff_axis(pv, pk->shape),
                 "present_value shape must equal present_key's");
   return 0;
 }
@@ -263,18 +244,18 @@ static int check_bias(const tensor *bias, index_share_dims *d, op_error *err) {
   int axis, lead;
   if (!bias) {
     if (d->capacity_mode)
-      return fail(err, IS_CONTRACT_CAPACITY_BIAS, IS_IN_BIAS, -1,
+      return op_error_contract(err, IS_CONTRACT_CAPACITY_BIAS, IS_IN_BIAS, -1,
                   "capacity-mode present needs attention_bias to carry the valid length");
     return 0;
   }
   if (bias->rank < 0 || bias->rank > 4)
-    return fail(err, IS_CONTRACT_BIAS_RANK, IS_IN_BIAS, -1, "attention_bias rank %d exceeds 4", bias->rank);
+    return op_error_contract(err, IS_CONTRACT_BIAS_RANK, IS_IN_BIAS, -1, "attention_bias rank %d exceeds 4", bias->rank);
   target[0] = d->batch, target[1] = d->q_heads, target[2] = d->q_seq, target[3] = d->cache_seq;
   lead = 4 - bias->rank;
   for (axis = 0; axis < bias->rank; axis++) {
     long long dim = bias->shape[axis];
     if (dim != 1 && dim != target[lead + axis])
-      return fail(err, IS_CONTRACT_BIAS_BROADCAST, IS_IN_BIAS, axis,
+      return op_error_contract(err, IS_CONTRACT_BIAS_BROADCAST, IS_IN_BIAS, axis,
                   "attention_bias dimension %d (%lld) does not broadcast to [%lld, %lld, %lld, %lld]", axis,
                   dim, target[0], target[1], target[2], target[3]);
     d->bias_dims[lead + axis] = dim;
@@ -306,11 +287,11 @@ int index_share_validate(const index_share_attrs *a, const tensor *const *inputs
   d->current_seq = k->shape[2];
   rc = check_qkv(q, k, inputs[IS_IN_VALUE], d, err);
   if (!rc)
-    rc = check_past(input_at(inputs, n_inputs, IS_IN_PAST_KEY), input_at(inputs, n_inputs, IS_IN_PAST_VALUE),
+    rc = check_past(tensor_optional(inputs, n_inputs, IS_IN_PAST_KEY), tensor_optional(inputs, n_inputs, IS_IN_PAST_VALUE),
                     d, err);
   if (!rc) rc = check_indices_shape(inputs[IS_IN_INDICES], d, err);
   if (!rc) rc = check_outputs(outputs, q, d, err);
-  if (!rc) rc = check_bias(input_at(inputs, n_inputs, IS_IN_BIAS), d, err);
+  if (!rc) rc = check_bias(tensor_optional(inputs, n_inputs, IS_IN_BIAS), d, err);
   if (rc) return rc;
   /* Seed: launch_rows.  All float, each step correctly rounded (sqrtf is IEEE). */
   scale = a->has_scale ? a->scale : 1.0f / sqrtf((float)d->head_size);

@@ -3,6 +3,7 @@
 */
 #include "oracle/op_error.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -34,4 +35,17 @@ void op_error_describe(const op_error *e, char *out, unsigned long out_len) {
     snprintf(out, out_len, "contract %d at input %d axis %d", e->rule, e->input, e->axis);
     break;
   }
+}
+
+int op_error_contract(op_error *e, int code, int input, int axis, const char *fmt, ...) {
+  va_list ap;
+  op_error_clear(e);
+  e->cls = OP_ERR_CONTRACT;
+  e->rule = code;
+  e->input = input;
+  e->axis = axis;
+  va_start(ap, fmt);
+  vsnprintf(e->message, sizeof e->message, fmt, ap);
+  va_end(ap);
+  return -1;
 }

@@ -32,6 +32,10 @@ typedef struct op_error {
   char message[320];
 } op_error;
 
+/* Sets e to a contract error (code, input, axis, message) and returns -1. */
+int op_error_contract(op_error *e, int code, int input, int axis, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
 /* Resets e to OP_OK with every location -1. */
 void op_error_clear(op_error *e);
 /* 1 when class, rule and location agree (messages may differ). */

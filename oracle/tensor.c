@@ -66,3 +66,8 @@ void tensor_free(tensor *t) {
   free(t->data);
   t->data = NULL;
 }
+
+const tensor *tensor_optional(const tensor *const *inputs, int n, int i) {
+  if (i >= n || !inputs[i] || inputs[i]->dt == DTYPE_NONE) return NULL;
+  return inputs[i];
+}

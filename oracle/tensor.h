@@ -46,6 +46,10 @@ void tensor_store_f32(tensor *t, long long i, float v);
 /* Element i of an i32/i64 tensor. */
 long long tensor_load_index(const tensor *t, long long i);
 
+/* inputs[i] when it is given: NULL when i >= n, the entry is NULL, or its
+** dtype is DTYPE_NONE (an absent optional input). */
+const tensor *tensor_optional(const tensor *const *inputs, int n, int i);
+
 /* Allocates zeroed data for t (dt, rank, shape set); 0 or -1 on overflow/OOM. */
 int tensor_alloc(tensor *t);
 void tensor_free(tensor *t);
