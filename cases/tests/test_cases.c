@@ -24,24 +24,7 @@
 
 /* ------------------------------------------------------------ helpers */
 
-typedef struct spec_set {
-  char **v;
-  int n;
-} spec_set;
-
-static void spec_set_push(const char *spec, void *ctx) {
-  spec_set *s = ctx;
-  s->v = realloc(s->v, (size_t)(s->n + 1) * sizeof *s->v);
-  cr_assert(s->v);
-  s->v[s->n++] = strdup(spec);
-}
-
-static void spec_set_free(spec_set *s) {
-  int i;
-  for (i = 0; i < s->n; i++) free(s->v[i]);
-  free(s->v);
-  s->v = NULL, s->n = 0;
-}
+#include "spec_set.h"
 
 /* Splits text into lines, skipping blanks and '#' comments. */
 static void spec_set_from_text(spec_set *s, char *text) {
