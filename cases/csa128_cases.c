@@ -315,65 +315,23 @@ static int check_case(const csa_case *c, char *err, size_t len) {
 
 /* ------------------------------------------------------------- parse */
 
-static int parse_token(const char *p, size_t n, csa_case *c, unsigned char *seen, char *err, size_t len) {
-  char tok[256], value[CSA_CASE_SPEC_MAX];
-  const char *eq = memchr(p, '=', n);
-  int k;
-  spec_token_text(p, n, tok, sizeof tok);
-  if (!eq) return spec_set_err(err, len, "malformed token '%s' (expected key=value)", tok), -1;
-  if ((k = key_index(p, (size_t)(eq - p))) < 0) return spec_set_err(err, len, "unknown key in token '%s'", tok), -1;
-  if (!(spec_keys[k].families & F(c->family)))
-    return spec_set_err(err, len, "key not used by family %s in token '%s'", family_names[c->family], tok), -1;
-  if (seen[k]) return spec_set_err(err, len, "repeated key in token '%s'", tok), -1;
-  seen[k] = 1;
-  if ((size_t)(p + n - eq) > sizeof value) return spec_set_err(err, len, "bad value in token '%s'", tok), -1;
-  memcpy(value, eq + 1, (size_t)(p + n - eq - 1));
-  value[p + n - eq - 1] = '\0';
-  if (spec_keys[k].parse(c, value)) return spec_set_err(err, len, "bad value in token '%s'", tok), -1;
-  return 0;
+/* The grammar's view of this family's key table (cases/spec_text.h). */
+static const char *grammar_key_name(int k) { return spec_keys[k].name; }
+static int grammar_key_allowed(const void *c, int k) {
+  return (spec_keys[k].families & F(((const csa_case *)c)->family)) != 0;
 }
+static int grammar_parse_key(void *c, int k, const char *v) { return spec_keys[k].parse((csa_case *)c, v); }
+static int grammar_parse_family(void *c, const char *v) { return vp_family((csa_case *)c, v); }
+static const char *grammar_family_name(const void *c) { return family_names[((const csa_case *)c)->family]; }
 
-/* Finds and parses the family token first: it decides which keys belong. */
-static int parse_family(const char *spec, csa_case *c, char *err, size_t len) {
-  const char *p = spec;
-  while (*p) {
-    size_t n;
-    while (*p == ' ') p++;
-    n = strcspn(p, " ");
-    if (n > 7 && !strncmp(p, "family=", 7)) {
-      char v[64], tok[256];
-      spec_token_text(p, n, tok, sizeof tok);
-      if (n - 7 >= sizeof v) return spec_set_err(err, len, "bad value in token '%s'", tok), -1;
-      memcpy(v, p + 7, n - 7);
-      v[n - 7] = '\0';
-      return vp_family(c, v) ? (spec_set_err(err, len, "bad value in token '%s'", tok), -1) : 0;
-    }
-    p += n;
-  }
-  spec_set_err(err, len, "missing key 'family'");
-  return -1;
-}
+static const spec_grammar grammar = {KEY_COUNT,           CSA_CASE_SPEC_MAX,           grammar_key_name,
+                                     grammar_key_allowed, grammar_parse_key, grammar_parse_family,
+                                     grammar_family_name};
 
 int cases_csa_parse(const char *spec, csa_case *c, char *err, size_t err_len) {
-  unsigned char seen[KEY_COUNT] = {0};
-  const char *p = spec;
-  int i;
   memset(c, 0, sizeof *c);
   c->bias_rank = -1;
-  if (strlen(spec) >= CSA_CASE_SPEC_MAX)
-    return spec_set_err(err, err_len, "spec longer than %d characters", CSA_CASE_SPEC_MAX - 1), -1;
-  if (parse_family(spec, c, err, err_len)) return -1;
-  while (*p) {
-    size_t n;
-    while (*p == ' ') p++;
-    if (!*p) break;
-    n = strcspn(p, " ");
-    if (parse_token(p, n, c, seen, err, err_len)) return -1;
-    p += n;
-  }
-  for (i = 0; i < KEY_COUNT; i++)
-    if ((spec_keys[i].families & F(c->family)) && !seen[i])
-      return spec_set_err(err, err_len, "missing key '%s'", spec_keys[i].name), -1;
+  if (spec_parse_tokens(&grammar, spec, c, err, err_len)) return -1;
   return check_case(c, err, err_len);
 }
 

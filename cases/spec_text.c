@@ -71,3 +71,70 @@ void spec_token_text(const char *p, size_t n, char *out, size_t len) {
   snprintf(out, len, "%.*s%s", (int)(n > 200 ? 200 : n), p, n > 200 ? "..." : "");
 }
 
+
+static int spec_key_index(const spec_grammar *g, const char *name, size_t len) {
+  int i;
+  for (i = 0; i < g->n_keys; i++)
+    if (strlen(g->key_name(i)) == len && !strncmp(g->key_name(i), name, len)) return i;
+  return -1;
+}
+
+static int spec_parse_token(const spec_grammar *g, const char *p, size_t n, void *c, unsigned char *seen, char *err,
+                            size_t len) {
+  char tok[256], value[4096];
+  const char *eq = memchr(p, '=', n);
+  int k;
+  spec_token_text(p, n, tok, sizeof tok);
+  if (!eq) return spec_set_err(err, len, "malformed token '%s' (expected key=value)", tok), -1;
+  if ((k = spec_key_index(g, p, (size_t)(eq - p))) < 0)
+    return spec_set_err(err, len, "unknown key in token '%s'", tok), -1;
+  if (!g->key_allowed(c, k))
+    return spec_set_err(err, len, "key not used by family %s in token '%s'", g->family_name(c), tok), -1;
+  if (seen[k]) return spec_set_err(err, len, "repeated key in token '%s'", tok), -1;
+  seen[k] = 1;
+  if ((size_t)(p + n - eq) > g->spec_max) return spec_set_err(err, len, "bad value in token '%s'", tok), -1;
+  memcpy(value, eq + 1, (size_t)(p + n - eq - 1));
+  value[p + n - eq - 1] = '\0';
+  if (g->parse_key(c, k, value)) return spec_set_err(err, len, "bad value in token '%s'", tok), -1;
+  return 0;
+}
+
+static int spec_parse_family(const spec_grammar *g, const char *spec, void *c, char *err, size_t len) {
+  const char *p = spec;
+  while (*p) {
+    size_t n;
+    while (*p == ' ') p++;
+    n = strcspn(p, " ");
+    if (n > 7 && !strncmp(p, "family=", 7)) {
+      char v[64], tok[256];
+      spec_token_text(p, n, tok, sizeof tok);
+      if (n - 7 >= sizeof v) return spec_set_err(err, len, "bad value in token '%s'", tok), -1;
+      memcpy(v, p + 7, n - 7);
+      v[n - 7] = '\0';
+      return g->parse_family(c, v) ? (spec_set_err(err, len, "bad value in token '%s'", tok), -1) : 0;
+    }
+    p += n;
+  }
+  spec_set_err(err, len, "missing key 'family'");
+  return -1;
+}
+
+int spec_parse_tokens(const spec_grammar *g, const char *spec, void *c, char *err, size_t len) {
+  unsigned char seen[64] = {0};
+  const char *p = spec;
+  int i;
+  if (g->n_keys > 64 || g->spec_max > 4096) return spec_set_err(err, len, "grammar too large"), -1;
+  if (strlen(spec) >= g->spec_max) return spec_set_err(err, len, "spec longer than %d characters", (int)g->spec_max - 1), -1;
+  if (spec_parse_family(g, spec, c, err, len)) return -1;
+  while (*p) {
+    size_t n;
+    while (*p == ' ') p++;
+    if (!*p) break;
+    n = strcspn(p, " ");
+    if (spec_parse_token(g, p, n, c, seen, err, len)) return -1;
+    p += n;
+  }
+  for (i = 0; i < g->n_keys; i++)
+    if (g->key_allowed(c, i) && !seen[i]) return spec_set_err(err, len, "missing key '%s'", g->key_name(i)), -1;
+  return 0;
+}

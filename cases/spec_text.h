@@ -22,4 +22,27 @@ void spec_format_hex_float(float f, char *out, size_t len);
 /* The token p[0..n) for an error message, cut at 200 characters. */
 void spec_token_text(const char *p, size_t n, char *out, size_t len);
 
+/*
+** A family's key=value grammar, for spec_parse_tokens.  Keys are numbered
+** 0..n_keys-1; callbacks receive the family's case struct as void *.
+*/
+typedef struct spec_grammar {
+  int n_keys;
+  size_t spec_max;                              /* longest spec, with its NUL (<= 4096) */
+  const char *(*key_name)(int key);
+  int (*key_allowed)(const void *c, int key);   /* key belongs to c's family */
+  int (*parse_key)(void *c, int key, const char *value); /* 0, or -1 on a bad value */
+  int (*parse_family)(void *c, const char *value);       /* sets the family; 0 or -1 */
+  const char *(*family_name)(const void *c);
+} spec_grammar;
+
+/*
+** Parses spec's tokens into c: the family token first (it decides which keys
+** belong), then every token once, then checks that every key of the family
+** was given.  Strict: a malformed, unknown, foreign, repeated or bad token
+** fails with a message quoting it, and a missing key with its name.
+** 0, or -1 with err set.
+*/
+int spec_parse_tokens(const spec_grammar *g, const char *spec, void *c, char *err, size_t len);
+
 #endif
