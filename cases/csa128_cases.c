@@ -13,6 +13,7 @@
 
 #include "cases/case_spec.h"
 #include "cases/rng.h"
+#include "cases/spec_list.h"
 #include "cases/spec_text.h"
 #include "oracle/numerics/numerics.h"
 
@@ -840,60 +841,11 @@ int cases_csa_enumerate(const char *family, int count, unsigned long long seed,
 /* Passes over each family's combinations in the gate suite (at scale 1): 200 + 48 + 54 specs. */
 static const int suite_passes[CSA_FAMILY_COUNT] = {2, 3, 2};
 
-typedef struct spec_list {
-  char **specs;
-  int n, cap, failed;
-} spec_list;
-
-static void spec_list_push(const char *spec, void *ctx) {
-  spec_list *l = ctx;
-  if (l->n == l->cap) {
-    int cap = l->cap ? 2 * l->cap : 512;
-    char **grown = realloc(l->specs, (size_t)cap * sizeof *grown);
-    if (!grown) {
-      l->failed = 1;
-      return;
-    }
-    l->specs = grown, l->cap = cap;
-  }
-  if (!(l->specs[l->n] = strdup(spec))) l->failed = 1;
-  else l->n++;
-}
-
-static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
-
-/* 0 when every spec has its own id; -1 (with the pair on stderr) otherwise. */
-static int spec_list_ids_unique(const spec_list *l) {
-  char **ids = calloc((size_t)l->n + 1, sizeof *ids);
-  int i, rc = 0;
-  if (!ids) return -1;
-  for (i = 0; i < l->n && !rc; i++) {
-    char id[CASE_ID_MAX];
-    if (case_id_from_spec(l->specs[i], id, sizeof id) || !(ids[i] = strdup(id))) rc = -1;
-  }
-  if (!rc) {
-    qsort(ids, (size_t)l->n, sizeof *ids, cmp_str);
-    for (i = 1; i < l->n; i++)
-      if (!strcmp(ids[i - 1], ids[i])) {
-        fprintf(stderr, "cases_csa_write_suite: id %s is used twice\n", ids[i]);
-        rc = -1;
-      }
-  }
-  for (i = 0; i < l->n; i++) free(ids[i]);
-  free(ids);
-  return rc;
-}
-
 int cases_csa_write_suite(FILE *out, int per_family_scale) {
   spec_list l = {0};
-  int f, i, rc = 0;
+  int f;
   for (f = 0; f < CSA_FAMILY_COUNT && !l.failed; f++)
     cases_csa_enumerate(family_names[f], suite_passes[f] * per_family_scale * family_combos[f], CASES_CSA_SUITE_SEED,
                         spec_list_push, &l);
-  if (l.failed || spec_list_ids_unique(&l)) rc = -1;
-  for (i = 0; i < l.n && !rc; i++)
-    if (fprintf(out, "%s\n", l.specs[i]) < 0) rc = -1;
-  for (i = 0; i < l.n; i++) free(l.specs[i]);
-  free(l.specs);
-  return rc ? -1 : l.n;
+  return spec_list_write(&l, out);
 }
