@@ -6,6 +6,7 @@
 #include "cases/csa128_cases.h"
 #include "cases/index_share_cases.h"
 #include "harness/run_csa128.h"
+#include "harness/diff.h"
 #include "harness/run_index_share.h"
 #include "harness/store.h"
 
@@ -72,6 +73,23 @@ int case_run(runner_env *env, const char *case_id, const char *spec, case_report
            family, case_id);
   out->failed = 1;
   return -1;
+}
+
+void result_row_set_mismatch(result_row *row, const char *name, const tensor_diff *d) {
+  snprintf(row->status, sizeof row->status, "mismatch");
+  row->has_mismatch = 1;
+  snprintf(row->tensor, sizeof row->tensor, "%s", name);
+  row->flat_offset = d->first_offset;
+  snprintf(row->coords, sizeof row->coords, "%s", d->coords);
+  snprintf(row->expected_hex, sizeof row->expected_hex, "%s", d->expected_hex);
+  snprintf(row->actual_hex, sizeof row->actual_hex, "%s", d->actual_hex);
+  row->ulp_distance = d->ulp_distance;
+  row->mismatch_count = d->mismatches;
+  row->nan_equivalent = d->nan_equivalent;
+  tensor_diff_describe(d, name, row->message, sizeof row->message);
+  if (strstr(d->actual_hex, "a5a5"))
+    strncat(row->message, " (device value is the junk fill: never written?)",
+            sizeof row->message - strlen(row->message) - 1);
 }
 
 void case_report_to_store(const case_report *r, const char *case_id, store_result *rows) {

@@ -71,6 +71,16 @@ int case_check_spec(const char *spec, char *err, size_t err_len);
 /* Appends a row; returns it (zeroed, lane/step/status set), or NULL when full. */
 result_row *case_report_add(case_report *r, lane l, int step, const char *status);
 
+struct tensor_diff;
+
+/*
+** Marks row as a mismatch of tensor `name` and copies the first mismatch's
+** details from d (offset, coordinates, both values, ULP distance, counts),
+** with a description in row->message.  A device value that is still the junk
+** fill is called out as probably never written.
+*/
+void result_row_set_mismatch(result_row *row, const char *name, const struct tensor_diff *d);
+
 /* Points store rows at the report's rows (rows must hold r->n entries). */
 void case_report_to_store(const case_report *r, const char *case_id, struct store_result *rows);
 

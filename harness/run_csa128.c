@@ -212,18 +212,10 @@ static int compare_step(csa_ctx *x, lane l, int step, const csa_step *ref, int d
     }
     if (bad) {
       result_row *row = add_row(x, l, step, "mismatch");
-      row->has_mismatch = 1;
-      snprintf(row->tensor, sizeof row->tensor, "%s", output_names[o]);
-      row->flat_offset = d.first_offset;
-      snprintf(row->coords, sizeof row->coords, "%s", d.coords);
-      snprintf(row->expected_hex, sizeof row->expected_hex, "%s", d.expected_hex);
-      snprintf(row->actual_hex, sizeof row->actual_hex, "%s", d.actual_hex);
-      row->ulp_distance = d.ulp_distance;
-      row->mismatch_count = d.mismatches;
-      row->nan_equivalent = d.nan_equivalent;
-      tensor_diff_describe(&d, output_names[o], msg, sizeof msg);
-      snprintf(row->message, sizeof row->message, "step %d: %s; repro: bitgate repro %s --lanes %s", step, msg, x->id,
-               lane_name(l));
+      result_row_set_mismatch(row, output_names[o], &d);
+      snprintf(msg, sizeof msg, "%.600s", row->message);
+      snprintf(row->message, sizeof row->message, "step %d: %.600s; repro: bitgate repro %s --lanes %s", step, msg,
+               x->id, lane_name(l));
       return -1;
     }
   }

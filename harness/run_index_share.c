@@ -167,19 +167,7 @@ static void compare_into(result_row *row, const is_step *ref, int dev_rc, const 
       row->nan_equivalent += d.nan_equivalent;
       continue;
     }
-    snprintf(row->status, sizeof row->status, "mismatch");
-    row->has_mismatch = 1;
-    snprintf(row->tensor, sizeof row->tensor, "%s", output_names[o]);
-    row->flat_offset = d.first_offset;
-    snprintf(row->coords, sizeof row->coords, "%s", d.coords);
-    snprintf(row->expected_hex, sizeof row->expected_hex, "%s", d.expected_hex);
-    snprintf(row->actual_hex, sizeof row->actual_hex, "%s", d.actual_hex);
-    row->ulp_distance = d.ulp_distance;
-    row->mismatch_count = d.mismatches;
-    row->nan_equivalent = d.nan_equivalent;
-    tensor_diff_describe(&d, output_names[o], row->message, sizeof row->message);
-    if (strstr(d.actual_hex, "a5a5")) strncat(row->message, " (device value is the junk fill: never written?)",
-                                              sizeof row->message - strlen(row->message) - 1);
+    result_row_set_mismatch(row, output_names[o], &d);
     return;
   }
   snprintf(row->status, sizeof row->status, "pass");
