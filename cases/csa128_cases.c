@@ -17,7 +17,6 @@
 #include "cases/spec_text.h"
 #include "oracle/numerics/numerics.h"
 
-#include <ctype.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -47,7 +46,6 @@ enum csa_stream {
 /* ---------------------------------------------------------------- names */
 
 static const char *const family_names[CSA_FAMILY_COUNT] = {"csa128.chain", "csa128.state", "csa128.contract"};
-static const char *const sink_names[CSA_SINK_COUNT] = {"neginf", "zero", "large", "rand"};
 
 const char *cases_csa_family_name(csa_family f) {
   return (unsigned)f < CSA_FAMILY_COUNT ? family_names[f] : "?";
@@ -63,10 +61,7 @@ static long long case_width(const csa_case *c) {
 static dtype case_cache_dt(const csa_case *c) { return c->format == CSA_CACHE_FP8 ? DTYPE_U8 : DTYPE_F32; }
 
 /* The bias shape right-aligned into 4 dims (1 where absent). */
-static void bias_dims4(const csa_case *c, long long *d4) {
-  int i;
-  for (i = 0; i < 4; i++) d4[i] = i < 4 - c->bias_rank ? 1 : c->bias_shape[i - (4 - c->bias_rank)];
-}
+static void bias_dims4(const csa_case *c, long long *d4) { csa_case_bias_dims4(c->bias_rank, c->bias_shape, d4); }
 
 /* ---------------------------------------------------- value parsers */
 
@@ -99,67 +94,24 @@ VP_DIM(vp_decode, decode, 0, CSA_STEPS_MAX - 1)
 VP_DIM(vp_cap, capacity, 0, CSA_DIM_MAX)
 
 static int vp_bias(csa_case *c, const char *v) {
-  char buf[256], *p, *q;
-  int n = 0;
-  if (!strcmp(v, "none")) return c->bias_rank = -1, 0;
-  if (!strcmp(v, "[]")) return c->bias_rank = 0, 0;
-  if (strlen(v) >= sizeof buf) return -1;
-  strcpy(buf, v);
-  for (p = buf;; p = q + 1) {
-    if (n == 4) return -1;
-    q = strchr(p, 'x');
-    if (q) *q = '\0';
-    if (spec_parse_ll(p, 0, CSA_DIM_MAX, &c->bias_shape[n++])) return -1;
-    if (!q) break;
-  }
-  c->bias_rank = n;
-  return 0;
+  return csa_case_bias_parse(v, CSA_DIM_MAX, &c->bias_rank, c->bias_shape);
 }
-
-static int vp_sink(csa_case *c, const char *v) {
-  int s = spec_name_lookup(sink_names, CSA_SINK_COUNT, v);
-  if (s < 0) return -1;
-  c->sink = (csa_sink)s;
-  return 0;
-}
-
-static int vp_scale(csa_case *c, const char *v) {
-  char canon[64], *end;
-  double d;
-  if (!strcmp(v, "none")) return c->has_scale = 0, 0;
-  d = strtod(v, &end);
-  if (*end || !(d > 0.0) || (double)(float)d != d || !((float)d <= 0x1.fffffep127f)) return -1;
-  spec_format_hex_float((float)d, canon, sizeof canon);
-  if (strcmp(canon, v)) return -1; /* not canonical: one case, one text */
-  c->has_scale = 1;
-  c->scale = (float)d;
-  return 0;
-}
-
-static int vp_contract(csa_case *c, const char *v) {
-  int code;
-  for (code = CSA_CONTRACT_NONE + 1; code < CSA_CONTRACT_COUNT; code++)
-    if (!strcmp(v, csa_contract_name(code))) return c->contract = code, 0;
-  return -1;
-}
+static int vp_sink(csa_case *c, const char *v) { return csa_case_sink_parse(v, &c->sink); }
+static int vp_scale(csa_case *c, const char *v) { return csa_case_scale_parse(v, &c->has_scale, &c->scale); }
+static int vp_contract(csa_case *c, const char *v) { return csa_case_contract_parse(v, &c->contract); }
 
 static int vp_seed(csa_case *c, const char *v) { return spec_parse_u64(v, &c->seed); }
 
-static int put(char *o, size_t n, const char *fmt, ...) {
-  va_list ap;
-  int w;
-  va_start(ap, fmt);
-  w = vsnprintf(o, n, fmt, ap);
-  va_end(ap);
-  return w < 0 || (size_t)w >= n ? -1 : 0;
+static int vf_family(const csa_case *c, char *o, size_t n) { return csa_case_put(o, n, "%s", family_names[c->family]); }
+static int vf_op(const csa_case *c, char *o, size_t n) {
+  return (void)c, csa_case_put(o, n, "CompressedSparseAttention");
 }
-
-static int vf_family(const csa_case *c, char *o, size_t n) { return put(o, n, "%s", family_names[c->family]); }
-static int vf_op(const csa_case *c, char *o, size_t n) { return (void)c, put(o, n, "CompressedSparseAttention"); }
-static int vf_ratio(const csa_case *c, char *o, size_t n) { return (void)c, put(o, n, "128"); }
-static int vf_cache(const csa_case *c, char *o, size_t n) { return put(o, n, c->format == CSA_CACHE_FP8 ? "fp8" : "f32"); }
-#define VF_DIM(name, field)                                                                            \
-  static int name(const csa_case *c, char *o, size_t n) { return put(o, n, "%lld", c->field); }
+static int vf_ratio(const csa_case *c, char *o, size_t n) { return (void)c, csa_case_put(o, n, "128"); }
+static int vf_cache(const csa_case *c, char *o, size_t n) {
+  return csa_case_put(o, n, c->format == CSA_CACHE_FP8 ? "fp8" : "f32");
+}
+#define VF_DIM(name, field)                                                                                            \
+  static int name(const csa_case *c, char *o, size_t n) { return csa_case_put(o, n, "%lld", c->field); }
 VF_DIM(vf_b, batch)
 VF_DIM(vf_heads, heads)
 VF_DIM(vf_window, window)
@@ -169,25 +121,18 @@ VF_DIM(vf_decode, decode)
 VF_DIM(vf_cap, capacity)
 
 static int vf_bias(const csa_case *c, char *o, size_t n) {
-  size_t used = 0;
-  int i;
-  if (c->bias_rank < 0) return put(o, n, "none");
-  if (c->bias_rank == 0) return put(o, n, "[]");
-  for (i = 0; i < c->bias_rank; i++) {
-    if (put(o + used, n - used, "%s%lld", i ? "x" : "", c->bias_shape[i])) return -1;
-    used += strlen(o + used);
-  }
-  return 0;
+  return csa_case_bias_format(c->bias_rank, c->bias_shape, o, n);
 }
-
-static int vf_sink(const csa_case *c, char *o, size_t n) { return put(o, n, "%s", sink_names[c->sink]); }
+static int vf_sink(const csa_case *c, char *o, size_t n) {
+  return csa_case_put(o, n, "%s", csa_case_sink_name(c->sink));
+}
 static int vf_scale(const csa_case *c, char *o, size_t n) {
-  if (!c->has_scale) return put(o, n, "none");
-  spec_format_hex_float(c->scale, o, n);
-  return 0;
+  return csa_case_scale_format(c->has_scale, c->scale, o, n);
 }
-static int vf_contract(const csa_case *c, char *o, size_t n) { return put(o, n, "%s", csa_contract_name(c->contract)); }
-static int vf_seed(const csa_case *c, char *o, size_t n) { return put(o, n, "%llu", c->seed); }
+static int vf_contract(const csa_case *c, char *o, size_t n) {
+  return csa_case_put(o, n, "%s", csa_contract_name(c->contract));
+}
+static int vf_seed(const csa_case *c, char *o, size_t n) { return csa_case_put(o, n, "%llu", c->seed); }
 
 /* ------------------------------------------------------ the key table */
 
@@ -234,7 +179,7 @@ int cases_csa_format(const csa_case *c, char *spec, size_t len) {
   for (i = 0; i < KEY_COUNT; i++) {
     if (!(spec_keys[i].families & F(c->family))) continue;
     if (spec_keys[i].format(c, v, sizeof v)) return -1;
-    if (put(spec + used, len - used, "%s%s=%s", used ? " " : "", spec_keys[i].name, v)) return -1;
+    if (csa_case_put(spec + used, len - used, "%s%s=%s", used ? " " : "", spec_keys[i].name, v)) return -1;
     used += strlen(spec + used);
   }
   return 0;
@@ -279,6 +224,8 @@ static int bias_fits(const csa_case *c, long long seq) {
 }
 
 static int check_contract(const csa_case *c, char *err, size_t len) {
+  if (!csa_case_contract_applies(c->contract, CSA128_RATIO))
+    return inconsistent(c, "contract", err, len, "applies to ratio 4 only");
   switch (c->contract) {
   case CSA_CONTRACT_BIAS_DTYPE:
   case CSA_CONTRACT_BIAS_RANK:
@@ -348,38 +295,31 @@ typedef struct csa_plan {
   csa_attrs attrs;
 } csa_plan;
 
-static void set_shape(tensor *t, dtype dt, int rank, long long d0, long long d1, long long d2, long long d3) {
-  memset(t, 0, sizeof *t);
-  t->dt = dt;
-  t->rank = rank;
-  t->shape[0] = d0, t->shape[1] = d1, t->shape[2] = d2, t->shape[3] = d3;
-}
-
 /* The valid step the spec's tokens describe. */
 static void plan_build(const csa_case *c, int step, csa_plan *p) {
   long long B = c->batch, S = step_seq(c, step), H = c->heads, total = step_total(c, step);
   long long L = c->window < total ? c->window : total, W = case_width(c), R = c->capacity;
   memset(p, 0, sizeof *p);
-  set_shape(&p->in[CSA_IN_QUERY], DTYPE_F32, 4, B, S, H, CSA_HEAD_DIM);
-  set_shape(&p->in[CSA_IN_CURRENT_KV], DTYPE_F32, 3, B, L, CSA_HEAD_DIM, 0);
-  set_shape(&p->in[CSA_IN_COMPRESSOR_KV], DTYPE_F32, 3, B, S, CSA_HEAD_DIM, 0);
-  set_shape(&p->in[CSA_IN_COMPRESSOR_GATE], DTYPE_F32, 3, B, S, CSA_HEAD_DIM, 0);
-  set_shape(&p->in[CSA_IN_COMPRESSOR_APE], DTYPE_F32, 2, CSA128_RATIO, CSA_HEAD_DIM, 0, 0);
-  set_shape(&p->in[CSA_IN_COMPRESSOR_NORM], DTYPE_F32, 1, CSA_HEAD_DIM, 0, 0, 0);
-  set_shape(&p->in[CSA_IN_PAST_COMPRESSED_KV], case_cache_dt(c), 3, B, R, W, 0);
-  set_shape(&p->in[CSA_IN_PAST_CARRY], DTYPE_F32, 4, B, CSA128_RATIO, 2, CSA_HEAD_DIM);
-  set_shape(&p->in[CSA_IN_SEQLENS_K], DTYPE_I32, 1, B, 0, 0, 0);
-  set_shape(&p->in[CSA_IN_TOTAL_SEQ], DTYPE_I64, 0, 0, 0, 0, 0);
-  set_shape(&p->in[CSA_IN_HEAD_SINK], DTYPE_F32, 1, H, 0, 0, 0);
+  csa_case_set_shape(&p->in[CSA_IN_QUERY], DTYPE_F32, 4, B, S, H, CSA_HEAD_DIM);
+  csa_case_set_shape(&p->in[CSA_IN_CURRENT_KV], DTYPE_F32, 3, B, L, CSA_HEAD_DIM, 0);
+  csa_case_set_shape(&p->in[CSA_IN_COMPRESSOR_KV], DTYPE_F32, 3, B, S, CSA_HEAD_DIM, 0);
+  csa_case_set_shape(&p->in[CSA_IN_COMPRESSOR_GATE], DTYPE_F32, 3, B, S, CSA_HEAD_DIM, 0);
+  csa_case_set_shape(&p->in[CSA_IN_COMPRESSOR_APE], DTYPE_F32, 2, CSA128_RATIO, CSA_HEAD_DIM, 0, 0);
+  csa_case_set_shape(&p->in[CSA_IN_COMPRESSOR_NORM], DTYPE_F32, 1, CSA_HEAD_DIM, 0, 0, 0);
+  csa_case_set_shape(&p->in[CSA_IN_PAST_COMPRESSED_KV], case_cache_dt(c), 3, B, R, W, 0);
+  csa_case_set_shape(&p->in[CSA_IN_PAST_CARRY], DTYPE_F32, 4, B, CSA128_RATIO, 2, CSA_HEAD_DIM);
+  csa_case_set_shape(&p->in[CSA_IN_SEQLENS_K], DTYPE_I32, 1, B, 0, 0, 0);
+  csa_case_set_shape(&p->in[CSA_IN_TOTAL_SEQ], DTYPE_I64, 0, 0, 0, 0, 0);
+  csa_case_set_shape(&p->in[CSA_IN_HEAD_SINK], DTYPE_F32, 1, H, 0, 0, 0);
   p->n_in = CSA_IN_HEAD_SINK + 1;
   if (c->bias_rank >= 0) {
-    set_shape(&p->in[CSA_IN_BIAS], DTYPE_F32, c->bias_rank, c->bias_shape[0], c->bias_shape[1], c->bias_shape[2],
-              c->bias_shape[3]);
+    csa_case_set_shape(&p->in[CSA_IN_BIAS], DTYPE_F32, c->bias_rank, c->bias_shape[0], c->bias_shape[1],
+                       c->bias_shape[2], c->bias_shape[3]);
     p->n_in = CSA_INPUT_COUNT;
   }
-  set_shape(&p->out[CSA_OUT_Y], DTYPE_F32, 4, B, S, H, CSA_HEAD_DIM);
-  set_shape(&p->out[CSA_OUT_PRESENT_COMPRESSED_KV], case_cache_dt(c), 3, B, R, W, 0);
-  set_shape(&p->out[CSA_OUT_PRESENT_CARRY], DTYPE_F32, 4, B, CSA128_RATIO, 2, CSA_HEAD_DIM);
+  csa_case_set_shape(&p->out[CSA_OUT_Y], DTYPE_F32, 4, B, S, H, CSA_HEAD_DIM);
+  csa_case_set_shape(&p->out[CSA_OUT_PRESENT_COMPRESSED_KV], case_cache_dt(c), 3, B, R, W, 0);
+  csa_case_set_shape(&p->out[CSA_OUT_PRESENT_CARRY], DTYPE_F32, 4, B, CSA128_RATIO, 2, CSA_HEAD_DIM);
   p->n_out = CSA_OUTPUT_COUNT;
   p->total = total;
   p->attrs.compression_ratio = CSA128_RATIO;
@@ -400,7 +340,6 @@ static void plan_mutate(const csa_case *c, csa_plan *p) {
   long long d4[4];
   switch (c->contract) {
   case CSA_CONTRACT_RATIO: p->attrs.compression_ratio = 64; break;
-  case CSA_CONTRACT_RATIO4_MISSING: p->attrs.compression_ratio = 4; break;
   case CSA_CONTRACT_CACHE_FORMAT: p->attrs.cache_format = "fp8_e5m2"; break;
   case CSA_CONTRACT_NUM_HEADS: p->attrs.num_heads = 0; break;
   case CSA_CONTRACT_SCALE: p->attrs.has_scale = 1, p->attrs.scale = nx_f32_nan(); break;
@@ -409,7 +348,7 @@ static void plan_mutate(const csa_case *c, csa_plan *p) {
     memset(&p->in[CSA_IN_SEQLENS_K], 0, sizeof(tensor));
     break;
   case CSA_CONTRACT_RATIO4_INPUT: /* index_query present, shaped as the ratio-4 path would */
-    set_shape(&p->in[CSA_IN_INDEX_FIRST], DTYPE_F32, 4, c->batch, c->prefill, 1, CSA128_RATIO);
+    csa_case_set_shape(&p->in[CSA_IN_INDEX_FIRST], DTYPE_F32, 4, c->batch, c->prefill, 1, CSA128_RATIO);
     p->junk_in[CSA_IN_INDEX_FIRST] = 1;
     p->n_in = CSA_INPUT_COUNT;
     break;
@@ -422,7 +361,7 @@ static void plan_mutate(const csa_case *c, csa_plan *p) {
     p->junk_in[CSA_IN_SEQLENS_K] = 1;
     break;
   case CSA_CONTRACT_RANK:
-    set_shape(&p->in[CSA_IN_HEAD_SINK], DTYPE_F32, 2, 1, c->heads, 0, 0);
+    csa_case_set_shape(&p->in[CSA_IN_HEAD_SINK], DTYPE_F32, 2, 1, c->heads, 0, 0);
     p->junk_in[CSA_IN_HEAD_SINK] = 1;
     break;
   case CSA_CONTRACT_NEGATIVE_DIM: p->in[CSA_IN_CURRENT_KV].shape[1] = -1; break;
@@ -436,12 +375,12 @@ static void plan_mutate(const csa_case *c, csa_plan *p) {
     p->junk_in[CSA_IN_BIAS] = 1;
     break;
   case CSA_CONTRACT_BIAS_RANK: /* rank 5 does not fit a tensor; -1 breaks the same rule */
-    set_shape(bias, DTYPE_F32, -1, 0, 0, 0, 0);
+    csa_case_set_shape(bias, DTYPE_F32, -1, 0, 0, 0, 0);
     p->junk_in[CSA_IN_BIAS] = 1;
     break;
   case CSA_CONTRACT_BIAS_BROADCAST:
     bias_dims4(c, d4);
-    set_shape(bias, DTYPE_F32, 4, c->batch + 1, d4[1], d4[2], d4[3]);
+    csa_case_set_shape(bias, DTYPE_F32, 4, c->batch + 1, d4[1], d4[2], d4[3]);
     p->junk_in[CSA_IN_BIAS] = 1;
     break;
   case CSA_CONTRACT_OUTPUT_DTYPE:
@@ -470,22 +409,11 @@ static void plan_mutate(const csa_case *c, csa_plan *p) {
 
 /* Bytes the plan's tensors take (a negative dim counts nothing); -1 on overflow. */
 static int plan_bytes(const csa_plan *p, unsigned long long *total) {
-  const tensor *all[CSA_INPUT_COUNT + CSA_OUTPUT_COUNT];
-  int i, k, n = 0;
-  *total = 0;
-  for (i = 0; i < CSA_INPUT_COUNT; i++) all[n++] = &p->in[i];
-  for (i = 0; i < CSA_OUTPUT_COUNT; i++) all[n++] = &p->out[i];
-  for (i = 0; i < n; i++) {
-    unsigned long long e = dtype_size(all[i]->dt);
-    for (k = 0; k < all[i]->rank && e; k++) {
-      long long d = all[i]->shape[k];
-      if (d <= 0) e = 0;
-      else if (e > ULLONG_MAX / (unsigned long long)d) return -1;
-      else e *= (unsigned long long)d;
-    }
-    if (*total > ULLONG_MAX - e) return -1;
-    *total += e;
-  }
+  unsigned long long in, out;
+  if (csa_case_bytes(p->in, CSA_INPUT_COUNT, &in) || csa_case_bytes(p->out, CSA_OUTPUT_COUNT, &out) ||
+      in > ULLONG_MAX - out)
+    return -1;
+  *total = in + out;
   return 0;
 }
 
@@ -493,35 +421,6 @@ static int plan_bytes(const csa_plan *p, unsigned long long *total) {
 
 static uint64_t bits_at(const csa_case *c, uint32_t stream, uint32_t step, uint64_t i) {
   return cases_rng_u64(c->seed, stream, step, i);
-}
-
-static float neg_inf(void) { return nx_f32_from_bits(0xff800000u); }
-
-/* A token stream at absolute positions [first, first + n) of every batch row. */
-static void fill_positions(const csa_case *c, tensor *t, uint32_t stream, long long first) {
-  float *x = t->data;
-  long long B = t->shape[0], n = t->shape[1], b, r, d;
-  for (b = 0; b < B; b++)
-    for (r = 0; r < n; r++)
-      for (d = 0; d < CSA_HEAD_DIM; d++)
-        x[(b * n + r) * CSA_HEAD_DIM + d] =
-            cases_rng_normalish(bits_at(c, stream, (uint32_t)b, (uint64_t)(first + r) * CSA_HEAD_DIM + (uint64_t)d));
-}
-
-static void fill_normalish(const csa_case *c, tensor *t, uint32_t stream, uint32_t step, float amp) {
-  long long i, n = tensor_numel(t);
-  for (i = 0; i < n; i++) ((float *)t->data)[i] = amp * cases_rng_normalish(bits_at(c, stream, step, (uint64_t)i));
-}
-
-static void fill_sink(const csa_case *c, tensor *t) {
-  long long h;
-  for (h = 0; h < t->shape[0]; h++) {
-    float v = 0.0f;
-    if (c->sink == CSA_SINK_NEG_INF) v = neg_inf();
-    else if (c->sink == CSA_SINK_LARGE) v = 30.0f;
-    else if (c->sink == CSA_SINK_RANDOM) v = cases_rng_normalish(bits_at(c, CSA_STREAM_SINK, 0, (uint64_t)h));
-    ((float *)t->data)[h] = v;
-  }
 }
 
 /*
@@ -572,15 +471,9 @@ static void fill_past_carry(const csa_case *c, tensor *t) {
         uint64_t i = (((uint64_t)b * CSA128_RATIO + (uint64_t)j) * 2) * CSA_HEAD_DIM + (uint64_t)d;
         float *kv = row + (2 * j) * CSA_HEAD_DIM + d, *score = row + (2 * j + 1) * CSA_HEAD_DIM + d;
         *kv = j < used ? cases_rng_normalish(bits_at(c, CSA_STREAM_CARRY, 0, i)) : 0.0f;
-        *score = j < used ? cases_rng_normalish(bits_at(c, CSA_STREAM_CARRY, 0, i + CSA_HEAD_DIM)) : neg_inf();
+        *score = j < used ? cases_rng_normalish(bits_at(c, CSA_STREAM_CARRY, 0, i + CSA_HEAD_DIM)) : csa_case_neg_inf();
       }
   }
-}
-
-/* Deterministic junk for a mutated tensor. */
-static void fill_junk(const csa_case *c, tensor *t, uint32_t stream, int step) {
-  size_t i, n = tensor_bytes(t);
-  for (i = 0; i < n; i++) ((unsigned char *)t->data)[i] = (unsigned char)(bits_at(c, stream, (uint32_t)step, i) >> 56);
 }
 
 static void fill_inputs(const csa_case *c, int step, const csa_plan *p, tensor *in) {
@@ -590,27 +483,24 @@ static void fill_inputs(const csa_case *c, int step, const csa_plan *p, tensor *
     tensor *t = &in[slot];
     if (!t->data) continue;
     if (p->junk_in[slot]) {
-      fill_junk(c, t, CSA_STREAM_JUNK + (uint32_t)slot, step);
+      csa_case_fill_junk(c->seed, t, CSA_STREAM_JUNK + (uint32_t)slot, step);
       continue;
     }
     switch (slot) {
-    case CSA_IN_QUERY: fill_normalish(c, t, CSA_STREAM_QUERY, (uint32_t)step, 1.0f); break;
-    case CSA_IN_CURRENT_KV: fill_positions(c, t, CSA_STREAM_KV, total - t->shape[1]); break;
-    case CSA_IN_COMPRESSOR_KV: fill_positions(c, t, CSA_STREAM_CKV, total - t->shape[1]); break;
-    case CSA_IN_COMPRESSOR_GATE: fill_positions(c, t, CSA_STREAM_GATE, total - t->shape[1]); break;
-    case CSA_IN_COMPRESSOR_APE: fill_normalish(c, t, CSA_STREAM_APE, 0, 0.5f); break;
-    case CSA_IN_COMPRESSOR_NORM:
-      for (b = 0; b < CSA_HEAD_DIM; b++)
-        ((float *)t->data)[b] = cases_rng_uniform(bits_at(c, CSA_STREAM_NORM, 0, (uint64_t)b), 0.5f, 1.5f);
-      break;
+    case CSA_IN_QUERY: csa_case_fill_normalish(c->seed, t, CSA_STREAM_QUERY, (uint32_t)step, 1.0f); break;
+    case CSA_IN_CURRENT_KV: csa_case_fill_positions(c->seed, t, CSA_STREAM_KV, total - t->shape[1], 1.0f); break;
+    case CSA_IN_COMPRESSOR_KV: csa_case_fill_positions(c->seed, t, CSA_STREAM_CKV, total - t->shape[1], 1.0f); break;
+    case CSA_IN_COMPRESSOR_GATE: csa_case_fill_positions(c->seed, t, CSA_STREAM_GATE, total - t->shape[1], 1.0f); break;
+    case CSA_IN_COMPRESSOR_APE: csa_case_fill_normalish(c->seed, t, CSA_STREAM_APE, 0, 0.5f); break;
+    case CSA_IN_COMPRESSOR_NORM: csa_case_fill_uniform(c->seed, t, CSA_STREAM_NORM, 0.5f, 1.5f); break;
     case CSA_IN_PAST_COMPRESSED_KV: fill_past_cache(c, t); break;
     case CSA_IN_PAST_CARRY: fill_past_carry(c, t); break;
     case CSA_IN_SEQLENS_K: /* not read by ratio 128; the total, saturated to i32 */
       for (b = 0; b < t->shape[0]; b++) ((int32_t *)t->data)[b] = total > INT32_MAX ? INT32_MAX : (int32_t)total;
       break;
     case CSA_IN_TOTAL_SEQ: ((int64_t *)t->data)[0] = p->total; break;
-    case CSA_IN_HEAD_SINK: fill_sink(c, t); break;
-    case CSA_IN_BIAS: fill_normalish(c, t, CSA_STREAM_BIAS, (uint32_t)step, 1.0f); break;
+    case CSA_IN_HEAD_SINK: csa_case_fill_sink(c->seed, t, c->sink, CSA_STREAM_SINK); break;
+    case CSA_IN_BIAS: csa_case_fill_normalish(c->seed, t, CSA_STREAM_BIAS, (uint32_t)step, 1.0f); break;
     default: break;
     }
   }
@@ -622,26 +512,6 @@ void cases_csa_release(tensor inputs[CSA_INPUT_COUNT], tensor outputs[CSA_OUTPUT
   int i;
   for (i = 0; i < CSA_INPUT_COUNT; i++) tensor_free(&inputs[i]);
   for (i = 0; i < CSA_OUTPUT_COUNT; i++) tensor_free(&outputs[i]);
-}
-
-static int has_negative_dim(const tensor *t) {
-  int k;
-  for (k = 0; k < t->rank; k++)
-    if (t->shape[k] < 0) return 1;
-  return 0;
-}
-
-/* Allocates every present tensor except those with a negative dim (data NULL) and the skipped slots. */
-static int alloc_all(tensor *t, int n, const unsigned char *skip, char *err, size_t len) {
-  int i;
-  for (i = 0; i < n; i++) {
-    if (t[i].dt == DTYPE_NONE || (skip && skip[i]) || has_negative_dim(&t[i])) continue;
-    if (tensor_alloc(&t[i])) {
-      t[i].data = NULL;
-      return spec_set_err(err, len, "out of memory allocating %zu bytes", tensor_bytes(&t[i])), -1;
-    }
-  }
-  return 0;
 }
 
 int cases_csa_materialize(const csa_case *c, int step, tensor inputs[CSA_INPUT_COUNT], int *n_inputs,
@@ -664,13 +534,14 @@ int cases_csa_materialize(const csa_case *c, int step, tensor inputs[CSA_INPUT_C
   memcpy(inputs, p.in, sizeof p.in);
   memcpy(outputs, p.out, sizeof p.out);
   if (step > 0) threaded[CSA_IN_PAST_COMPRESSED_KV] = threaded[CSA_IN_PAST_CARRY] = 1; /* the harness's */
-  if (alloc_all(inputs, CSA_INPUT_COUNT, threaded, err, err_len) ||
-      alloc_all(outputs, CSA_OUTPUT_COUNT, NULL, err, err_len)) {
+  if (csa_case_alloc(inputs, CSA_INPUT_COUNT, threaded, err, err_len) ||
+      csa_case_alloc(outputs, CSA_OUTPUT_COUNT, NULL, err, err_len)) {
     cases_csa_release(inputs, outputs);
     return -1;
   }
   fill_inputs(c, step, &p, inputs);
-  if (p.junk_out[CSA_OUT_Y] && outputs[CSA_OUT_Y].data) fill_junk(c, &outputs[CSA_OUT_Y], CSA_STREAM_JUNK + 20, step);
+  if (p.junk_out[CSA_OUT_Y] && outputs[CSA_OUT_Y].data)
+    csa_case_fill_junk(c->seed, &outputs[CSA_OUT_Y], CSA_STREAM_JUNK + 20, step);
   *n_inputs = p.n_in, *n_outputs = p.n_out, *attrs = p.attrs;
   return 0;
 }
@@ -684,44 +555,18 @@ int cases_csa_materialize(const csa_case *c, int step, tensor inputs[CSA_INPUT_C
 ** long prefills and the 2^20 cursors keep b * heads at 1 or 2.
 */
 
-static long long pick(cases_rng *r, const long long *v, int n) { return v[cases_rng_next_range(r, 0, n - 1)]; }
-static int coin(cases_rng *r, int percent) { return cases_rng_next_range(r, 0, 99) < percent; }
-
 /* Capacity: exactly full half the time, else 1..3 spare rows. */
 static void gen_capacity(csa_case *c, cases_rng *r) {
-  c->capacity = case_final_total(c) / CSA128_RATIO + (coin(r, 50) ? 0 : cases_rng_next_range(r, 1, 3));
+  c->capacity = case_final_total(c) / CSA128_RATIO + (csa_case_coin(r, 50) ? 0 : cases_rng_next_range(r, 1, 3));
 }
 
-/*
-** Bias shapes by kind k: none, [], [1], [128 + cap], [B,1,1,1], [1,heads,1,1],
-** [B,heads,1,128 + cap], [1,1,1,128 + cap] (S axis: 1 or, when every step
-** has one S, S itself), [heads,1,1].
-*/
-#define BIAS_KINDS 9
+/* Bias shapes by kind k (csa_case_gen_bias), the candidate axis 128 + cap. */
+#define BIAS_KINDS CSA_CASE_BIAS_KINDS
 static void gen_bias(csa_case *c, cases_rng *r, int k) {
-  long long cand = CSA_DENSE_WINDOW + c->capacity;
-  long long seq = c->decode == 0 && coin(r, 50) ? c->prefill : 1;
-  long long *s = c->bias_shape;
-  c->bias_rank = k == 0 ? -1 : k == 1 ? 0 : k <= 3 ? 1 : k == 8 ? 3 : 4;
-  s[0] = s[1] = s[2] = s[3] = 1;
-  switch (k) {
-  case 3: s[0] = cand; break;
-  case 4: s[0] = c->batch; break;
-  case 5: s[1] = c->heads; break;
-  case 6: s[0] = c->batch, s[1] = c->heads, s[2] = seq, s[3] = cand; break;
-  case 7: s[2] = seq, s[3] = cand; break;
-  case 8: s[0] = c->heads; break;
-  default: break;
-  }
+  csa_case_gen_bias(r, k, c->batch, c->heads, c->prefill, c->decode, CSA_DENSE_WINDOW + c->capacity, &c->bias_rank,
+                    c->bias_shape);
 }
-
-static void gen_scale(csa_case *c, cases_rng *r) {
-  static const float scales[] = {0x1p-4f, 0x1.6a09e6p-5f, 0x1p-5f, 0x1.8p-4f};
-  c->has_scale = coin(r, 20);
-  c->scale = c->has_scale ? scales[cases_rng_next_range(r, 0, 3)] : 0.0f;
-}
-
-static long long gen_window(cases_rng *r) { return coin(r, 65) ? CSA_DENSE_WINDOW : cases_rng_next_range(r, 1, 127); }
+static void gen_scale(csa_case *c, cases_rng *r) { csa_case_gen_scale(r, &c->has_scale, &c->scale); }
 
 /*
 ** csa128.chain: 28 boundary combinations (prefill 1, 127, 128, 129, 255,
@@ -739,8 +584,8 @@ static void gen_chain(csa_case *c, cases_rng *r, long long i) {
     c->prefill = prefills[j % 7];
     c->decode = j / 7 % 2 ? cases_rng_next_range(r, 130, 140) : cases_rng_next_range(r, 0, 4);
     c->format = j / 14 ? CSA_CACHE_FP8 : CSA_CACHE_F32;
-    c->batch = c->prefill <= 129 && coin(r, 40) ? 2 : 1;
-    c->heads = c->batch == 1 && c->prefill <= 129 && coin(r, 40) ? 2 : 1;
+    c->batch = c->prefill <= 129 && csa_case_coin(r, 40) ? 2 : 1;
+    c->heads = c->batch == 1 && c->prefill <= 129 && csa_case_coin(r, 40) ? 2 : 1;
   } else {
     c->prefill = cases_rng_next_range(r, 1, 40);
     c->decode = cases_rng_next_range(r, 0, 6);
@@ -748,7 +593,7 @@ static void gen_chain(csa_case *c, cases_rng *r, long long i) {
     c->batch = cases_rng_next_range(r, 1, 3);
     c->heads = cases_rng_next_range(r, 1, c->batch == 3 ? 2 : 4);
   }
-  c->window = gen_window(r);
+  c->window = csa_case_gen_window(r);
   gen_capacity(c, r);
   gen_bias(c, r, (int)(i % BIAS_KINDS));
   c->sink = (csa_sink)(i / 3 % CSA_SINK_COUNT);
@@ -771,29 +616,43 @@ static void gen_state(csa_case *c, cases_rng *r, long long i) {
   c->format = j / 8 ? CSA_CACHE_FP8 : CSA_CACHE_F32;
   c->prefill = c->start == 65530 ? cases_rng_next_range(r, 6, 9) : far ? 1 : cases_rng_next_range(r, 1, 3);
   c->decode = far ? cases_rng_next_range(r, 1, 2) : cases_rng_next_range(r, 2, 4);
-  c->batch = !far && coin(r, 50) ? 2 : 1;
-  c->heads = far ? (coin(r, 30) ? 2 : 1) : cases_rng_next_range(r, 1, 2);
-  c->window = gen_window(r);
+  c->batch = !far && csa_case_coin(r, 50) ? 2 : 1;
+  c->heads = far ? (csa_case_coin(r, 30) ? 2 : 1) : cases_rng_next_range(r, 1, 2);
+  c->window = csa_case_gen_window(r);
   gen_capacity(c, r);
   gen_bias(c, r, (int)(i % BIAS_KINDS));
   c->sink = (csa_sink)(i % CSA_SINK_COUNT);
   gen_scale(c, r);
 }
 
-/* csa128.contract: every code, on small valid single steps (past and present cursors when the code needs them). */
-#define CONTRACT_COMBOS (CSA_CONTRACT_COUNT - 1)
+/*
+** csa128.contract: every ratio-128 code, on small valid single steps (past
+** and present cursors when the code needs them).  The table keeps the order
+** the codes had when ratio 4 was one code (ratio4_missing, slot 2), so the
+** other cases kept their specs and ids; that slot is a second `ratio` case.
+*/
+static const int contract_codes[] = {
+    CSA_CONTRACT_RATIO,         CSA_CONTRACT_RATIO,         CSA_CONTRACT_CACHE_FORMAT,    CSA_CONTRACT_NUM_HEADS,
+    CSA_CONTRACT_SCALE,         CSA_CONTRACT_ARITY_INPUTS,  CSA_CONTRACT_REQUIRED_INPUT,  CSA_CONTRACT_RATIO4_INPUT,
+    CSA_CONTRACT_ARITY_OUTPUTS, CSA_CONTRACT_FP4_FORMAT,    CSA_CONTRACT_HEAD_DIM,        CSA_CONTRACT_ROPE_DIM,
+    CSA_CONTRACT_DTYPE,         CSA_CONTRACT_RANK,          CSA_CONTRACT_NEGATIVE_DIM,    CSA_CONTRACT_EMPTY_QUERY,
+    CSA_CONTRACT_SHAPE,         CSA_CONTRACT_BIAS_DTYPE,    CSA_CONTRACT_BIAS_RANK,       CSA_CONTRACT_BIAS_BROADCAST,
+    CSA_CONTRACT_OUTPUT_DTYPE,  CSA_CONTRACT_OUTPUT_SHAPE,  CSA_CONTRACT_BIAS_CANDIDATES, CSA_CONTRACT_TOTAL_NEGATIVE,
+    CSA_CONTRACT_TOTAL_SHORT,   CSA_CONTRACT_PAST_CAPACITY, CSA_CONTRACT_PRESENT_CAPACITY};
+#define CONTRACT_COMBOS ((int)(sizeof contract_codes / sizeof contract_codes[0]))
 static void gen_contract(csa_case *c, cases_rng *r, long long i) {
   static const long long starts[] = {0, 256, 300};
-  int code = (int)(i % CONTRACT_COMBOS) + 1, bias_kind;
+  int code = contract_codes[i % CONTRACT_COMBOS], bias_kind;
   c->contract = code;
   c->format = i / CONTRACT_COMBOS % 2 ? CSA_CACHE_FP8 : CSA_CACHE_F32;
-  c->start = code == CSA_CONTRACT_PAST_CAPACITY || code == CSA_CONTRACT_PRESENT_CAPACITY ? pick(r, starts + 1, 2)
-                                                                                          : pick(r, starts, 3);
+  c->start = code == CSA_CONTRACT_PAST_CAPACITY || code == CSA_CONTRACT_PRESENT_CAPACITY
+                 ? csa_case_pick(r, starts + 1, 2)
+                 : csa_case_pick(r, starts, 3);
   c->prefill = cases_rng_next_range(r, 1, 4);
   c->decode = 0;
   c->batch = cases_rng_next_range(r, 1, 2);
   c->heads = cases_rng_next_range(r, 1, 2);
-  c->window = gen_window(r);
+  c->window = csa_case_gen_window(r);
   gen_capacity(c, r);
   bias_kind = (int)cases_rng_next_range(r, 0, BIAS_KINDS - 1);
   if (code >= CSA_CONTRACT_BIAS_DTYPE && code <= CSA_CONTRACT_BIAS_BROADCAST && bias_kind == 0) bias_kind = 6;

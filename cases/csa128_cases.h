@@ -90,6 +90,7 @@
 #ifndef CASES_CSA128_CASES_H
 #define CASES_CSA128_CASES_H
 
+#include "cases/csa_case_util.h"
 #include "oracle/csa.h"
 
 #include <stddef.h>
@@ -99,8 +100,6 @@
 #define CASES_CSA_BUDGET_DEFAULT ((size_t)256 << 20)
 
 typedef enum csa_family { CSA_FAMILY_CHAIN = 0, CSA_FAMILY_STATE, CSA_FAMILY_CONTRACT, CSA_FAMILY_COUNT } csa_family;
-
-typedef enum csa_sink { CSA_SINK_NEG_INF = 0, CSA_SINK_ZERO, CSA_SINK_LARGE, CSA_SINK_RANDOM, CSA_SINK_COUNT } csa_sink;
 
 typedef struct csa_case {
   csa_family family;

@@ -6,12 +6,14 @@
 ** contract in the oracle (csa_validate, csa_validate_cursor).  Kernel
 ** arguments are passed as cudaLaunchKernel wants them: an array of pointers
 ** to variables of exactly the kernel's parameter types (long long, int,
-** float, pointers).
+** float, pointers).  The plumbing both CSA launchers share (attributes,
+** pool, contract, cursor readback, scratch slots, grids) is
+** csa_device_common.c.
 */
 #include "device/csa128_device.h"
+#include "device/csa_device_common.h"
 #include "device/kernels/csa128_abi.h"
 
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,8 +28,6 @@ _Static_assert(CSA128_FP8_RECORD_K == CSA_FP8_RECORD_BYTES, "record width drifte
 _Static_assert(CSA128_F32_RECORD_K == CSA_HEAD_DIM * 4, "f32 record width drifted");
 _Static_assert(CSA128_WINDOW_K == CSA_DENSE_WINDOW, "dense window drifted");
 
-#define CSA128_MAX_GRID (1ull << 20) /* grid-stride / block-stride loops cover the rest */
-
 enum csa128_kernel_id { CSA128_K_STATE, CSA128_K_COMPRESS, CSA128_K_ATTENTION, CSA128_K_COUNT };
 
 static const char *const csa128_kernel_names[CSA128_K_COUNT] = {
@@ -37,12 +37,8 @@ static const char *const csa128_kernel_names[CSA128_K_COUNT] = {
 };
 
 struct device_csa128 {
-  device_runtime *rt;
-  csa_attrs attrs; /* attrs.cache_format is format (or NULL) */
-  char *format;     /* a copy of the caller's cache_format */
-  device_pool *pool;
+  csa_device_base base;
   void *kernels[CSA128_K_COUNT];
-  int warmed;
 };
 
 /* Device addresses of one execute's tensors and scratch. */
@@ -54,122 +50,53 @@ typedef struct csa128_buffers {
   float *scores;
 } csa128_buffers;
 
-/* Records a device failure in err and returns DEVICE_CSA_FAILED. */
-static int csa128_failed(device_csa128 *k, op_error *err, const char *what) {
-  op_error_clear(err);
-  snprintf(err->message, sizeof err->message, "CSA128 device: %s%s%s", what, *what ? ": " : "",
-           device_runtime_error(k->rt));
-  return DEVICE_CSA_FAILED;
-}
-
-/* Blocks for n items of threads each, at most CSA128_MAX_GRID. */
-static unsigned long long csa128_grid(long long n, unsigned threads) {
-  unsigned long long g = ((unsigned long long)n + threads - 1) / threads;
-  return g > CSA128_MAX_GRID ? CSA128_MAX_GRID : g;
-}
-
 /* ---- life cycle ---------------------------------------------------------------- */
 
 int device_csa128_create(device_runtime *rt, const csa_attrs *attrs, device_csa128 **out,
                          char *err, size_t err_len) {
   device_csa128 *k = calloc(1, sizeof *k);
-  int i;
   *out = NULL;
   if (!k) {
     snprintf(err, err_len, "device_csa128_create: out of memory");
     return 1;
   }
-  k->rt = rt;
-  k->attrs = *attrs;
-  if (attrs->cache_format) { /* the caller's string need not outlive the instance */
-    size_t len = strlen(attrs->cache_format) + 1;
-    k->format = malloc(len);
-    if (!k->format) {
-      snprintf(err, err_len, "device_csa128_create: out of memory");
-      device_csa128_destroy(k);
-      return 1;
-    }
-    memcpy(k->format, attrs->cache_format, len);
-    k->attrs.cache_format = k->format;
+  if (csa_device_base_init(&k->base, rt, attrs, "CSA128", CSA128_KERNEL_FILE,
+                           csa128_kernel_names, CSA128_K_COUNT, k->kernels, err, err_len)) {
+    free(k);
+    return 1;
   }
-  if (device_pool_create(rt, &k->pool)) goto fail;
-  for (i = 0; i < CSA128_K_COUNT; i++)
-    if (device_runtime_kernel(rt, CSA128_KERNEL_FILE, csa128_kernel_names[i], &k->kernels[i]))
-      goto fail;
   *out = k;
   return 0;
-fail:
-  snprintf(err, err_len, "%s", device_runtime_error(rt));
-  device_csa128_destroy(k);
-  return 1;
 }
 
 void device_csa128_destroy(device_csa128 *k) {
   if (!k) return;
-  device_pool_destroy(k->pool);
-  free(k->format);
+  csa_device_base_free(&k->base);
   free(k);
 }
 
-device_runtime *device_csa128_runtime(device_csa128 *k) { return k->rt; }
+device_runtime *device_csa128_runtime(device_csa128 *k) { return k->base.rt; }
 
 int device_csa128_capture_ready(const device_csa128 *k, char *reason, size_t reason_len) {
-  if (k->warmed) return 1;
-  if (reason && reason_len)
-    snprintf(reason, reason_len,
-             "CSA128: capture needs a successful eager pass with the same shapes first "
-             "(it loads the kernels and sizes the pooled scratch, whose addresses the graph keeps)");
-  return 0;
+  return csa_device_capture_ready(&k->base, reason, reason_len);
 }
 
 int device_csa128_scratch_check(device_csa128 *k, char *report, size_t report_len) {
-  int n_damaged = 0;
-  if (device_pool_check(k->pool, &n_damaged, report, report_len)) {
-    snprintf(report, report_len, "%s", device_runtime_error(k->rt));
-    return -1;
-  }
-  return n_damaged;
+  return csa_device_scratch_check(&k->base, report, report_len);
 }
 
 int device_csa128_scratch_fill(device_csa128 *k, int byte) {
-  return device_pool_fill(k->pool, byte);
+  return csa_device_scratch_fill(&k->base, byte);
 }
 
 /* ---- one execute ---------------------------------------------------------------- */
 
-/* Every tensor that holds bytes needs a device address. */
-static int csa128_check_pointers(const device_tensor *const *inputs, int n_inputs,
-                                 device_tensor *const *outputs, int n_outputs, op_error *err) {
-  int i;
-  for (i = 0; i < n_inputs + n_outputs; i++) {
-    const device_tensor *t = i < n_inputs ? inputs[i] : outputs[i - n_inputs];
-    if (!t || t->meta.dt == DTYPE_NONE || tensor_bytes(&t->meta) == 0 || t->dptr) continue;
-    op_error_clear(err);
-    snprintf(err->message, sizeof err->message, "CSA128 device: %s %d has no device pointer",
-             i < n_inputs ? "input" : "output", i < n_inputs ? i : i - n_inputs);
-    return DEVICE_CSA_FAILED;
-  }
-  return DEVICE_CSA_OK;
-}
-
-/* rows * (128 + Rc) floats into *out; 0, or -1 when it does not fit a size_t. */
-static int csa128_scores_bytes(const csa_dims *d, size_t *out) {
-  const long long f[4] = {d->batch, d->seq, d->heads, d->score_stride};
-  size_t n = sizeof(float);
-  int i;
-  for (i = 0; i < 4; i++) {
-    if (f[i] < 0 || (f[i] && n > SIZE_MAX / (size_t)f[i])) return -1;
-    n *= (size_t)f[i];
-  }
-  *out = n;
-  return 0;
-}
-
 /* Fills b: the tensors' addresses, then the scratch slot. */
 static int csa128_prepare(device_csa128 *k, const csa_dims *d, const device_tensor *const *in,
                           device_tensor *const *out, csa128_buffers *b, op_error *err) {
-  size_t scores_bytes;
+  const long long scores_dims[4] = {d->batch, d->seq, d->heads, d->score_stride};
   void *p = NULL;
+  int rc;
 
   memset(b, 0, sizeof *b);
   b->query = in[CSA_IN_QUERY]->dptr;
@@ -186,37 +113,15 @@ static int csa128_prepare(device_csa128 *k, const csa_dims *d, const device_tens
   b->y = out[CSA_OUT_Y]->dptr;
   b->cache = out[CSA_OUT_PRESENT_COMPRESSED_KV]->dptr;
   b->carry = out[CSA_OUT_PRESENT_CARRY]->dptr;
-  if (csa128_scores_bytes(d, &scores_bytes)) {
-    op_error_clear(err);
-    snprintf(err->message, sizeof err->message, "CSA128 device: scratch size overflows size_t");
-    return DEVICE_CSA_FAILED;
-  }
-  if (scores_bytes && device_pool_slot(k->pool, "scores", scores_bytes, &p))
-    return csa128_failed(k, err, "scratch");
+  rc = csa_device_scratch(&k->base, "scores", scores_dims, 4, sizeof(float), &p, NULL, err);
   b->scores = p;
-  return DEVICE_CSA_OK;
-}
-
-/*
-** Eager only: the cursor to the host, then the oracle's cursor rules, which
-** fill the cursor fields of *d.
-*/
-static int csa128_check_cursor(device_csa128 *k, csa_dims *d, const csa128_buffers *b,
-                               op_error *err) {
-  long long total = 0;
-  tensor t = {0};
-  if (device_runtime_copy_to_host(k->rt, &total, b->total, sizeof total))
-    return csa128_failed(k, err, "reading total_sequence_length");
-  t.dt = DTYPE_I64;
-  t.rank = 0;
-  t.data = &total;
-  return csa_validate_cursor(d, &t, err) ? DEVICE_CSA_OP_ERROR : DEVICE_CSA_OK;
+  return rc;
 }
 
 static int csa128_launch(device_csa128 *k, int id, unsigned long long grid, unsigned threads,
                          void **args) {
-  return device_runtime_launch(k->rt, k->kernels[id], csa128_kernel_names[id], grid, threads,
-                               args);
+  return device_runtime_launch(k->base.rt, k->kernels[id], csa128_kernel_names[id], grid,
+                               threads, args);
 }
 
 static long long csa128_record_bytes(const csa_dims *d) {
@@ -242,7 +147,7 @@ static int csa128_launch_state(device_csa128 *k, const csa_dims *d, const csa128
     if (!latch) return 0;
     n = 1;
   }
-  return csa128_launch(k, CSA128_K_STATE, csa128_grid(n, CSA128_STATE_THREADS),
+  return csa128_launch(k, CSA128_K_STATE, csa_device_grid(n, CSA128_STATE_THREADS),
                        CSA128_STATE_THREADS, args);
 }
 
@@ -282,69 +187,44 @@ static int csa128_launch_attention(device_csa128 *k, const csa_dims *d, const cs
                   &scale};
   long long rows = batch * seq * heads;
   if (rows == 0) return 0;
-  return csa128_launch(k, CSA128_K_ATTENTION,
-                       rows > (long long)CSA128_MAX_GRID ? CSA128_MAX_GRID : (unsigned long long)rows,
-                       CSA128_ATTN_THREADS, args);
+  return csa128_launch(k, CSA128_K_ATTENTION, csa_device_blocks(rows), CSA128_ATTN_THREADS,
+                       args);
 }
 
 /* The launches after the metadata passed the contract. */
 static int csa128_run(device_csa128 *k, csa_dims *d, const device_tensor *const *inputs,
                       device_tensor *const *outputs, op_error *err) {
-  int capturing = device_runtime_is_capturing(k->rt);
-  unsigned *latch = capturing ? device_runtime_latch_ptr(k->rt) : NULL;
+  const int capturing = device_runtime_is_capturing(k->base.rt);
+  unsigned *latch = NULL;
   csa128_buffers b;
-  int rc;
-  if (capturing && !k->warmed) {
-    op_error_clear(err);
-    device_csa128_capture_ready(k, err->message, sizeof err->message);
-    return DEVICE_CSA_FAILED;
-  }
-  if ((unsigned long long)d->batch > CSA128_MAX_GRID) {
+  int rc = csa_device_begin(&k->base, &latch, err);
+  if (rc) return rc;
+  if ((unsigned long long)d->batch > CSA_DEVICE_MAX_GRID) {
     op_error_clear(err);
     snprintf(err->message, sizeof err->message,
              "CSA128 device: batch %lld exceeds the compression grid (%llu blocks)", d->batch,
-             CSA128_MAX_GRID);
+             CSA_DEVICE_MAX_GRID);
     return DEVICE_CSA_FAILED;
   }
   rc = csa128_prepare(k, d, inputs, outputs, &b, err);
   if (rc) return rc;
   if (!capturing) {
-    rc = csa128_check_cursor(k, d, &b, err);
+    rc = csa_device_check_cursor(&k->base, d, b.total, err);
     if (rc) return rc;
   }
   if (csa128_launch_state(k, d, &b, latch) || csa128_launch_compress(k, d, &b) ||
       csa128_launch_attention(k, d, &b))
-    return csa128_failed(k, err, "");
+    return csa_device_failed(&k->base, err, "");
   if (capturing) return DEVICE_CSA_OK;
-  if (device_runtime_sync(k->rt)) return csa128_failed(k, err, "CSA128 kernels");
-  k->warmed = 1;
+  if (device_runtime_sync(k->base.rt)) return csa_device_failed(&k->base, err, "CSA128 kernels");
+  k->base.warmed = 1;
   return DEVICE_CSA_OK;
 }
 
 int device_csa128_execute(device_csa128 *k, const device_tensor *const *inputs, int n_inputs,
                           device_tensor *const *outputs, int n_outputs, op_error *err) {
-  const tensor **in_meta, **out_meta;
   csa_dims d;
-  int i, rc;
-
-  op_error_clear(err);
-  in_meta = calloc(n_inputs > 0 ? (size_t)n_inputs : 1, sizeof *in_meta);
-  out_meta = calloc(n_outputs > 0 ? (size_t)n_outputs : 1, sizeof *out_meta);
-  if (!in_meta || !out_meta) {
-    snprintf(err->message, sizeof err->message, "CSA128 device: out of memory");
-    rc = DEVICE_CSA_FAILED;
-    goto done;
-  }
-  for (i = 0; i < n_inputs; i++) in_meta[i] = inputs[i] ? &inputs[i]->meta : NULL;
-  for (i = 0; i < n_outputs; i++) out_meta[i] = outputs[i] ? &outputs[i]->meta : NULL;
-  if (csa_validate(&k->attrs, in_meta, n_inputs, out_meta, n_outputs, &d, err)) {
-    rc = DEVICE_CSA_OP_ERROR;
-    goto done;
-  }
-  rc = csa128_check_pointers(inputs, n_inputs, outputs, n_outputs, err);
+  int rc = csa_device_validate(&k->base, inputs, n_inputs, outputs, n_outputs, &d, err);
   if (!rc) rc = csa128_run(k, &d, inputs, outputs, err);
-done:
-  free(in_meta);
-  free(out_meta);
   return rc;
 }

@@ -4,8 +4,10 @@
 #include "harness/case_runner.h"
 #include "cases/case_spec.h"
 #include "cases/csa128_cases.h"
+#include "cases/csa4_cases.h"
 #include "cases/index_share_cases.h"
 #include "harness/run_csa128.h"
+#include "harness/run_csa4.h"
 #include "harness/diff.h"
 #include "harness/run_index_share.h"
 #include "harness/store.h"
@@ -54,9 +56,11 @@ int case_check_spec(const char *spec, char *err, size_t err_len) {
   char family[64] = "";
   is_case c;
   csa_case cc;
+  csa4_case c4;
   case_spec_get(spec, "family", family, sizeof family);
   if (!strncmp(family, "is.", 3)) return cases_is_parse(spec, &c, err, err_len);
   if (!strncmp(family, "csa128.", 7)) return cases_csa_parse(spec, &cc, err, err_len);
+  if (!strncmp(family, "csa4.", 5)) return cases_csa4_parse(spec, &c4, err, err_len);
   snprintf(err, err_len, "token 'family=%s': no generator for this family in this build", family);
   return -1;
 }
@@ -68,6 +72,7 @@ int case_run(runner_env *env, const char *case_id, const char *spec, case_report
   case_spec_get(spec, "family", family, sizeof family);
   if (!strncmp(family, "is.", 3)) return run_index_share(env, case_id, spec, out);
   if (!strncmp(family, "csa128.", 7)) return run_csa128(env, case_id, spec, out);
+  if (!strncmp(family, "csa4.", 5)) return run_csa4(env, case_id, spec, out);
   row = case_report_add(out, LANE_ORACLE, 0, "fail");
   snprintf(row->message, sizeof row->message, "no generator for family '%s' in this build; repro: bitgate repro %s",
            family, case_id);

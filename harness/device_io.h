@@ -11,7 +11,7 @@
 #include "device/runtime.h"
 
 #define DEVICE_IO_MAX_INPUTS 20
-#define DEVICE_IO_MAX_OUTPUTS 3
+#define DEVICE_IO_MAX_OUTPUTS 6 /* CSA ratio 4: five outputs and the optional selected_indices */
 
 typedef struct device_io {
   device_runtime *rt;

@@ -17,6 +17,9 @@
 **   denom     = sum_c nx_expf(score_c - m) + nx_expf(sink - m)
 **   Y[d]      = sum_c (nx_expf(score_c - m) / denom) * v_c[d]
 **
+** The record math is nx_csa.h's (shared with ratio 4 and the kernels); the
+** attention row is csa_attention.c's (shared with ratio 4).
+**
 ** Exactness: every operation is one IEEE binary32 operation rounded to
 ** nearest; sums start at +0.0f and run in ascending index order (the seed's
 ** kernels are single-thread serial loops, so their order is the
@@ -30,28 +33,15 @@
 ** NaN is all-masked and stores +0.  Signed zero: the all-masked row is +0.
 */
 #include "oracle/csa.h"
+#include "oracle/csa_attention.h"
 
 #include "oracle/numerics/numerics.h"
+#include "oracle/numerics/nx_csa.h"
 
-#include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define NEG_INF_BITS 0xff800000u
 #define CARRY_FLOATS (CSA128_RATIO * 2 * CSA_HEAD_DIM) /* one batch row of the carry */
-
-/* The oracle has no error class for memory: running out is fatal, with the place. */
-static void *alloc_or_die(size_t count, size_t size, int line) {
-  void *p = calloc(count ? count : 1, size);
-  if (!p) {
-    fprintf(stderr, "%s:%d: out of memory\n", __FILE__, line);
-    abort();
-  }
-  return p;
-}
-
-static float neg_inf(void) { return nx_f32_from_bits(NEG_INF_BITS); }
 
 /* ---- compression update (seed:180-281) ----------------------------------- */
 
@@ -66,85 +56,39 @@ static void carry_reset(float *carry_row) {
   for (j = 0; j < CSA128_RATIO; j++)
     for (dd = 0; dd < CSA_HEAD_DIM; dd++) {
       *carry_at(carry_row, j, 0, dd) = 0.0f;
-      *carry_at(carry_row, j, 1, dd) = neg_inf();
+      *carry_at(carry_row, j, 1, dd) = nx_f32_from_bits(NX_CSA_NEG_INF_BITS);
     }
 }
 
 /*
-** Per-dimension softmax pooling over the 128 slots (seed:218-232): the max
-** over every slot, then the two sums over the slots whose score is not
-** -inf, ascending; then bf16.
+** The finished record of a complete block ending at pos (seed:218-249):
+** the per-dimension pool over the 128 slots, RMSNorm with the norm weight,
+** then the RoPE tail at the block's first position pos - 127.
 */
-static void record_pool(float *carry_row, float *rec) {
-  int j, dd;
-  for (dd = 0; dd < CSA_HEAD_DIM; dd++) {
-    float m = neg_inf(), num = 0.0f, den = 0.0f;
-    for (j = 0; j < CSA128_RATIO; j++) m = nx_maxf(m, *carry_at(carry_row, j, 1, dd));
-    for (j = 0; j < CSA128_RATIO; j++) {
-      float score = *carry_at(carry_row, j, 1, dd), w;
-      if (nx_f32_bits(score) == NEG_INF_BITS) continue; /* an empty slot? */
-      w = nx_expf(score - m);
-      den = den + w;
-      num = num + w * *carry_at(carry_row, j, 0, dd);
-    }
-    rec[dd] = nx_bf16_round(num / den);
-  }
-}
-
-/* RMSNorm with eps 1e-6, then the norm weight, then bf16 (seed:233-238). */
-static void record_norm(const float *norm, float *rec) {
-  float sq = 0.0f, inv_rms;
+static void record_finish(float *carry_row, const float *norm, long long pos, float *rec) {
+  float inv_rms;
   int dd;
-  for (dd = 0; dd < CSA_HEAD_DIM; dd++) sq = sq + rec[dd] * rec[dd];
-  inv_rms = 1.0f / sqrtf(sq / (float)CSA_HEAD_DIM + 1.0e-6f);
-  for (dd = 0; dd < CSA_HEAD_DIM; dd++) rec[dd] = nx_bf16_round((rec[dd] * inv_rms) * norm[dd]);
+  for (dd = 0; dd < CSA_HEAD_DIM; dd++)
+    rec[dd] = nx_csa_pool(carry_at(carry_row, 0, 1, dd), carry_at(carry_row, 0, 0, dd), CSA128_RATIO,
+                          2 * CSA_HEAD_DIM, CSA128_RATIO, 0);
+  inv_rms = nx_csa_inv_rms(nx_csa_square_sum(rec, CSA_HEAD_DIM), CSA_HEAD_DIM);
+  for (dd = 0; dd < CSA_HEAD_DIM; dd++) rec[dd] = nx_csa_norm_value(rec[dd], inv_rms, norm[dd]);
+  nx_csa_rope_tail(rec + CSA_NOPE_DIM, pos - (CSA128_RATIO - 1));
 }
 
 /*
-** The RoPE tail on dims 448..511 at the block's first position pos - 127,
-** bf16 after each component (seed:239-249).  fminf/fmaxf of the seed's ramp
-** see no NaN or signed zero here, so plain comparisons give the same value.
-*/
-static void record_rope(long long pos, float *rec) {
-  int pair;
-  for (pair = 0; pair < CSA_ROPE_DIM / 2; pair++) {
-    float ramp = ((float)pair - 15.0f) / 10.0f;
-    float base, freq, sn, cs, re, im;
-    int dd = CSA_NOPE_DIM + 2 * pair;
-    if (ramp < 0.0f) ramp = 0.0f;
-    if (ramp > 1.0f) ramp = 1.0f;
-    base = nx_powf(160000.0f, -((float)(2 * pair)) / 64.0f);
-    freq = base * (1.0f - ramp) + (base / 16.0f) * ramp;
-    nx_sincosf((float)(pos - 127) * freq, &sn, &cs);
-    re = rec[dd], im = rec[dd + 1];
-    rec[dd] = nx_bf16_round(re * cs - im * sn);
-    rec[dd + 1] = nx_bf16_round(re * sn + im * cs);
-  }
-}
-
-/*
-** Writes the finished record (seed:250-274): FP8, 7 x (scale, 64 codes)
-** then 64 little-endian bf16; or the f32 view, the FP8 blocks dequantized
-** and the tail as is (already bf16 values).
+** Writes the finished record (seed:250-274): the 583-byte hybrid record, or
+** the f32 view, which is that record decoded (the FP8 blocks dequantized,
+** the bf16 tail widened), so both formats hold the same values.
 */
 static void record_write(csa_cache_format fmt, const float *rec, void *dst) {
-  nx_u8 block[NX_FP8_BLOCK_BYTES];
-  int k, dd;
+  nx_u8 packed[CSA_FP8_RECORD_BYTES];
   if (fmt == CSA_CACHE_FP8) {
-    nx_u8 *out = dst;
-    for (k = 0; k < CSA_FP8_BLOCKS; k++) nx_fp8_block64_quantize(rec + k * NX_FP8_BLOCK, out + k * NX_FP8_BLOCK_BYTES);
-    for (dd = 0; dd < CSA_ROPE_DIM; dd++) {
-      nx_u16 bits = nx_bf16_round_bits(rec[CSA_NOPE_DIM + dd]);
-      out[455 + 2 * dd] = (nx_u8)(bits & 0xffu);
-      out[455 + 2 * dd + 1] = (nx_u8)(bits >> 8);
-    }
+    nx_csa_fp8_record_write(rec, dst);
     return;
   }
-  for (k = 0; k < CSA_FP8_BLOCKS; k++) {
-    nx_fp8_block64_quantize(rec + k * NX_FP8_BLOCK, block);
-    nx_fp8_block64_dequantize(block, (float *)dst + k * NX_FP8_BLOCK);
-  }
-  memcpy((float *)dst + CSA_NOPE_DIM, rec + CSA_NOPE_DIM, CSA_ROPE_DIM * sizeof(float));
+  nx_csa_fp8_record_write(rec, packed);
+  csa_fp8_record_decode(packed, dst);
 }
 
 /* Bytes of one stored record. */
@@ -183,9 +127,7 @@ static void compress_row(const csa_dims *d, const tensor *const *in, tensor *con
       *carry_at(carry, slot, 1, dd) = gate[row + dd] + ape[slot * CSA_HEAD_DIM + dd];
     }
     if (((pos + 1) & 127) != 0) continue; /* block not complete? */
-    record_pool(carry, rec);
-    record_norm(norm, rec);
-    record_rope(pos, rec);
+    record_finish(carry, norm, pos, rec);
     out_rec = d->past_records + emitted++;
     if (trace && trace->records)
       memcpy(trace->records + (b * d->present_capacity + out_rec) * CSA_HEAD_DIM, rec, sizeof rec);
@@ -196,136 +138,79 @@ static void compress_row(const csa_dims *d, const tensor *const *in, tensor *con
 
 /* ---- sink attention (seed:691-859) --------------------------------------- */
 
-/* Element dd of present record rec of batch b, as the attention reads it (seed:765-786, 830-852). */
-static float record_load(const csa_dims *d, const tensor *cache, long long b, long long rec, int dd) {
-  if (d->format == CSA_CACHE_FP8) {
-    const nx_u8 *p = (const nx_u8 *)cache->data + (b * d->present_capacity + rec) * CSA_FP8_RECORD_BYTES;
-    int tail = dd - CSA_NOPE_DIM, k = dd / NX_FP8_BLOCK;
-    if (dd < CSA_NOPE_DIM)
-      return nx_e4m3_decode(p[NX_FP8_BLOCK_BYTES * k + 1 + dd % NX_FP8_BLOCK]) *
-             nx_ue8m0_decode(p[NX_FP8_BLOCK_BYTES * k]);
-    return nx_bf16_to_f32((nx_u16)(p[455 + 2 * tail] | (p[455 + 2 * tail + 1] << 8)));
+/*
+** The records batch row b's rows may read, [0, present_records), as
+** 512-float vectors: the f32 view in place, FP8 records decoded once into
+** buf (present_records x 512) so that every row and head reuses them.
+*/
+static void records_view(const csa_dims *d, const tensor *cache, long long b, float *buf, const float **rec) {
+  long long k;
+  for (k = 0; k < d->present_records; k++) {
+    if (d->format == CSA_CACHE_FP8) {
+      csa_fp8_record_decode((const nx_u8 *)cache->data + (b * d->present_capacity + k) * CSA_FP8_RECORD_BYTES,
+                            buf + k * CSA_HEAD_DIM);
+      rec[k] = buf + k * CSA_HEAD_DIM;
+    } else {
+      rec[k] = (const float *)cache->data + (b * d->present_capacity + k) * CSA_HEAD_DIM;
+    }
   }
-  return ((const float *)cache->data)[(b * d->present_capacity + rec) * CSA_HEAD_DIM + dd];
-}
-
-/* Flat bias offset for (b, h, s, candidate c): size-1 axes read index 0 (seed:752-758, 789-795). */
-static long long bias_offset(const csa_dims *d, long long b, long long h, long long s, long long c) {
-  const long long logical[4] = {b, h, s, c};
-  long long off = 0;
-  int axis;
-  for (axis = 0; axis < 4; axis++)
-    off = off * d->bias_dims[axis] + (d->bias_dims[axis] == 1 ? 0 : logical[axis]);
-  return off;
-}
-
-/* One row's candidate geometry (seed:715-730). */
-typedef struct row_geom {
-  long long position, dense_start, dense, records, count;
-} row_geom;
-
-static row_geom row_geometry(const csa_dims *d, long long s) {
-  row_geom g;
-  long long window;
-  g.dense = CSA_DENSE_WINDOW;
-  if (d->start == 0) g.dense = d->kv_used < CSA_DENSE_WINDOW ? d->kv_used : CSA_DENSE_WINDOW;
-  g.position = d->start + s;
-  window = g.position + 1 - CSA_DENSE_WINDOW;
-  if (window < 0) window = 0;
-  g.dense_start = d->kv_base > window ? d->kv_base : window;
-  g.records = (g.position + 1) / CSA128_RATIO;
-  if (g.records > d->present_capacity) g.records = d->present_capacity;
-  g.count = g.dense + g.records;
-  return g;
-}
-
-/* Candidate c's value at dim dd: a current_kv row or a record. */
-static float candidate_load(const csa_dims *d, const tensor *const *in, tensor *const *out, const row_geom *g,
-                            long long b, long long c, int dd) {
-  if (c < g->dense) {
-    long long rel = g->dense_start + c - d->kv_base;
-    return ((const float *)in[CSA_IN_CURRENT_KV]->data)[(b * d->kv_len + rel) * CSA_HEAD_DIM + dd];
-  }
-  return record_load(d, out[CSA_OUT_PRESENT_COMPRESSED_KV], b, c - g->dense, dd);
-}
-
-/* 1 when dense candidate c is a live position (seed:742-747). */
-static int dense_live(const csa_dims *d, const row_geom *g, long long c) {
-  long long abs_pos = g->dense_start + c;
-  return abs_pos <= g->position && abs_pos - d->kv_base < d->kv_used;
 }
 
 /*
-** One output row (b, s, h).  score[] (score_stride long) gets every
-** candidate's score, -inf where there is none.
+** Batch row b's outputs.  Row (s, h)'s candidates (seed:715-797): the dense
+** window, then records 0 .. min((position + 1) / 128, Rc) - 1.
 */
-static void attend_row(const csa_dims *d, const tensor *const *in, tensor *const *out, long long b, long long s,
-                       long long h, float *score) {
-  const float *q = (const float *)in[CSA_IN_QUERY]->data + ((b * d->seq + s) * d->heads + h) * CSA_HEAD_DIM;
-  const float *bias = d->has_bias ? in[CSA_IN_BIAS]->data : NULL;
-  float *y = (float *)out[CSA_OUT_Y]->data + ((b * d->seq + s) * d->heads + h) * CSA_HEAD_DIM;
-  float sink = ((const float *)in[CSA_IN_HEAD_SINK]->data)[h];
-  row_geom g = row_geometry(d, s);
-  float m = neg_inf(), denom = 0.0f, *prob;
-  long long c;
-  int dd;
-
-  for (c = 0; c < d->score_stride; c++) score[c] = neg_inf();
-  for (c = 0; c < g.count; c++) {
-    float acc = 0.0f, sc;
-    if (c < g.dense && !dense_live(d, &g, c)) continue;
-    for (dd = 0; dd < CSA_HEAD_DIM; dd++) acc = acc + q[dd] * candidate_load(d, in, out, &g, b, c, dd);
-    sc = acc * d->scale;
-    if (bias) sc = sc + bias[bias_offset(d, b, h, s, c)];
-    score[c] = sc;
-    m = nx_maxf(m, sc);
-  }
-  if (nx_f32_bits(m) == NEG_INF_BITS) { /* all masked: the sink alone gives no row */
-    for (dd = 0; dd < CSA_HEAD_DIM; dd++) y[dd] = 0.0f;
-    return;
-  }
-  for (c = 0; c < g.count; c++)
-    if (nx_f32_bits(score[c]) != NEG_INF_BITS) denom = denom + nx_expf(score[c] - m);
-  denom = denom + nx_expf(sink - m); /* after the max: a logit-only mass */
-  /* prob[c] = exp(score - m) / denom, the same value for every dim, so it is
-  ** computed once per candidate (the bits do not depend on where) */
-  prob = alloc_or_die((size_t)g.count, sizeof *prob, __LINE__);
-  for (c = 0; c < g.count; c++)
-    prob[c] = nx_f32_bits(score[c]) == NEG_INF_BITS ? 0.0f : nx_expf(score[c] - m) / denom;
-  for (dd = 0; dd < CSA_HEAD_DIM; dd++) {
-    float acc = 0.0f;
-    for (c = 0; c < g.count; c++) {
-      if (nx_f32_bits(score[c]) == NEG_INF_BITS) continue;
-      acc = acc + prob[c] * candidate_load(d, in, out, &g, b, c, dd);
+static void attend_batch(const csa_dims *d, const tensor *const *in, tensor *const *out, long long b,
+                         csa_trace *trace, float *buf, const float **rec, const float **values, float *prob,
+                         float *score) {
+  long long s, h, c;
+  records_view(d, out[CSA_OUT_PRESENT_COMPRESSED_KV], b, buf, rec);
+  for (s = 0; s < d->seq; s++) {
+    csa_window w = csa_window_of(d, s);
+    long long records = (w.position + 1) / CSA128_RATIO;
+    if (records > d->present_capacity) records = d->present_capacity;
+    for (c = 0; c < w.dense; c++) values[c] = csa_dense_value(d, in[CSA_IN_CURRENT_KV], b, &w, c);
+    for (c = 0; c < records; c++) values[w.dense + c] = rec[c];
+    for (h = 0; h < d->heads; h++) {
+      const long long row = (b * d->seq + s) * d->heads + h;
+      const float *q = (const float *)in[CSA_IN_QUERY]->data + row * CSA_HEAD_DIM;
+      float *y = (float *)out[CSA_OUT_Y]->data + row * CSA_HEAD_DIM;
+      long long step;
+      const float *bias = csa_bias_row(d, in, b, h, s, &step);
+      csa_attend_row(q, values, w.dense + records, bias, step, d->scale, ((const float *)in[CSA_IN_HEAD_SINK]->data)[h],
+                     prob, score, d->score_stride, y);
+      if (trace && trace->scores)
+        memcpy(trace->scores + row * d->score_stride, score, (size_t)d->score_stride * sizeof(float));
+      if (trace && trace->output) memcpy(trace->output + row * CSA_HEAD_DIM, y, CSA_HEAD_DIM * sizeof(float));
     }
-    y[dd] = acc;
   }
-  free(prob);
 }
 
 int oracle_csa128_run(const csa_attrs *a, const tensor *const *inputs, int n_inputs, tensor *const *outputs,
                       int n_outputs, csa_trace *trace, op_error *err) {
   csa_dims d;
-  long long b, s, h;
-  float *score;
+  long long b;
+  float *buf, *prob, *score;
+  const float **rec, **values;
   int rc;
 
   rc = csa_validate(a, inputs, n_inputs, (const tensor *const *)outputs, n_outputs, &d, err);
+  if (!rc && d.ratio != CSA128_RATIO)
+    rc = op_error_contract(err, CSA_CONTRACT_RATIO, -1, -1, "oracle_csa128_run needs compression_ratio 128");
   if (!rc) rc = csa_validate_cursor(&d, inputs[CSA_IN_TOTAL_SEQ], err);
   if (rc) return rc;
   for (b = 0; b < d.batch; b++) compress_row(&d, inputs, outputs, b, trace);
-  score = alloc_or_die((size_t)d.score_stride, sizeof(float), __LINE__);
-  for (b = 0; b < d.batch; b++)
-    for (s = 0; s < d.seq; s++)
-      for (h = 0; h < d.heads; h++) {
-        long long row = (b * d.seq + s) * d.heads + h;
-        attend_row(&d, inputs, outputs, b, s, h, score);
-        if (trace && trace->scores)
-          memcpy(trace->scores + row * d.score_stride, score, (size_t)d.score_stride * sizeof(float));
-        if (trace && trace->output)
-          memcpy(trace->output + row * CSA_HEAD_DIM, (const float *)outputs[CSA_OUT_Y]->data + row * CSA_HEAD_DIM,
-                 CSA_HEAD_DIM * sizeof(float));
-      }
+  buf = csa_alloc_or_die((size_t)(d.format == CSA_CACHE_FP8 ? d.present_records : 0) * CSA_HEAD_DIM, sizeof *buf,
+                         __LINE__);
+  rec = csa_alloc_or_die((size_t)d.present_records, sizeof *rec, __LINE__);
+  values = csa_alloc_or_die((size_t)d.score_stride, sizeof *values, __LINE__);
+  prob = csa_alloc_or_die((size_t)d.score_stride, sizeof *prob, __LINE__);
+  score = csa_alloc_or_die((size_t)d.score_stride, sizeof *score, __LINE__);
+  for (b = 0; b < d.batch; b++) attend_batch(&d, inputs, outputs, b, trace, buf, rec, values, prob, score);
+  free(buf);
+  free(rec);
+  free(values);
+  free(prob);
   free(score);
   return 0;
 }

@@ -1,7 +1,8 @@
 /*
 ** gen_suite: (re)writes the generated cases of a suite file: IndexShare
-** (lines starting "family=is.", cases_is_write_suite) and CSA ratio 128
-** ("family=csa128.", cases_csa_write_suite).
+** (lines starting "family=is.", cases_is_write_suite), CSA ratio 128
+** ("family=csa128.", cases_csa_write_suite) and CSA ratio 4 ("family=csa4.",
+** cases_csa4_write_suite).
 **
 **   gen_suite [--scale N] [PATH]
 **
@@ -14,6 +15,7 @@
 **   gen_suite corpus/gate.suite     # what CI's committed gate suite holds
 */
 #include "cases/csa128_cases.h"
+#include "cases/csa4_cases.h"
 #include "cases/index_share_cases.h"
 
 #include <errno.h>
@@ -30,6 +32,7 @@ typedef struct suite_group {
 static const suite_group groups[] = {
     {"family=is.", "IndexShare", cases_is_write_suite},
     {"family=csa128.", "CSA ratio-128", cases_csa_write_suite},
+    {"family=csa4.", "CSA ratio-4", cases_csa4_write_suite},
 };
 #define GROUP_COUNT ((int)(sizeof groups / sizeof groups[0]))
 

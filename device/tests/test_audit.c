@@ -93,7 +93,7 @@ Test(audit, every_embedded_kernel_passes_under_pinned_options) {
     cr_expect_gt(r.n_instructions, 0, "%s: no instructions seen", name);
     ptx_audit_result_free(&r);
   }
-  cr_assert_geq(n_kernels, 2, "expected numerics_probe.cu and numerics_sweep.cu embedded");
+  cr_assert_geq(n_kernels, 5, "expected the numerics kernels, index_share.cu, csa128.cu and csa4.cu embedded");
 }
 
 Test(audit, audit_all_kernels_reports_ok_per_kernel) {
@@ -108,6 +108,8 @@ Test(audit, audit_all_kernels_reports_ok_per_kernel) {
   cr_expect_eq(status, PTX_AUDIT_CLEAN);
   cr_expect_not_null(strstr(text, "ok numerics_probe.cu: "), "%s", text);
   cr_expect_not_null(strstr(text, "ok numerics_sweep.cu: "), "%s", text);
+  cr_expect_not_null(strstr(text, "ok csa128.cu: "), "%s", text);
+  cr_expect_not_null(strstr(text, "ok csa4.cu: "), "%s", text);
   cr_expect_null(strstr(text, "FAIL"), "%s", text);
   free(text);
 }
@@ -144,12 +146,17 @@ Test(audit, catches_fmad_true_on_a_dot_product) {
   ptx_audit_result_free(&r);
 }
 
+/* The numerics and the CSA kernels built on them: --fmad=true fuses somewhere in each. */
 Test(audit, catches_fmad_true_on_the_numerics) {
+  static const char *const kernels[] = {"numerics_probe.cu", "csa128.cu", "csa4.cu"};
   const char *options[] = {"--fmad=true"};
-  ptx_audit_result r;
-  cr_expect_gt(audit_build("numerics_probe.cu", NULL, options, 1, &r), 0);
-  cr_expect_gt(count_rule(&r, PTX_RULE_FMA), 0, "no fma finding under --fmad=true");
-  ptx_audit_result_free(&r);
+  size_t i;
+  for (i = 0; i < sizeof kernels / sizeof kernels[0]; i++) {
+    ptx_audit_result r;
+    cr_expect_gt(audit_build(kernels[i], NULL, options, 1, &r), 0, "%s", kernels[i]);
+    cr_expect_gt(count_rule(&r, PTX_RULE_FMA), 0, "%s: no fma finding under --fmad=true", kernels[i]);
+    ptx_audit_result_free(&r);
+  }
 }
 
 Test(audit, catches_ftz_true) {

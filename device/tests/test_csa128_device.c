@@ -28,8 +28,10 @@
 #include "device/kernels/csa128_abi.h"
 #include "device/nvrtc_compile.h"
 #include "device/runtime.h"
+#include "device/tests/csa_test_support.h"
 #include "oracle/csa.h"
 #include "oracle/numerics/numerics.h"
+#include "oracle/numerics/nx_csa.h"
 
 #include <criterion/criterion.h>
 #include <criterion/logging.h>
@@ -39,37 +41,6 @@
 #include <string.h>
 
 #define D CSA_HEAD_DIM
-
-/* ---- helpers ------------------------------------------------------------------ */
-
-static device_runtime *rt_open_or_skip(void) {
-  device_runtime *rt = NULL;
-  device_info info;
-  char err[2048];
-  device_probe(&info);
-  if (!info.available) cr_skip_test("skipped: no GPU (%s)", info.reason);
-  cr_assert_eq(device_runtime_create(0, &rt, err, sizeof err), 0, "device_runtime_create: %s", err);
-  return rt;
-}
-
-#define RT_OK(rt, call) cr_assert_eq((call), 0, "%s: %s", #call, device_runtime_error(rt))
-
-/* A small integer hash: every test byte is a pure function of its inputs. */
-static unsigned mix(unsigned x) {
-  x ^= x >> 16;
-  x *= 0x7feb352du;
-  x ^= x >> 15;
-  x *= 0x846ca68bu;
-  x ^= x >> 16;
-  return x;
-}
-
-/* A value in [-2, 2) from (seed, i), exact in f32. */
-static float value_at(unsigned seed, long long i) {
-  return (float)(mix(seed * 0x9e3779b9u ^ (unsigned)i ^ (unsigned)(i >> 32)) >> 8) * 0x1p-22f - 2.0f;
-}
-
-static float neg_inf(void) { return nx_f32_from_bits(0xff800000u); }
 
 /* ---- fixture -------------------------------------------------------------------- */
 
@@ -138,8 +109,8 @@ static void fill_carry(tensor *t, long long start, unsigned seed) {
       for (d = 0; d < D; d++) {
         long long kv_at = ((b * CSA128_RATIO + j) * 2) * D + d, score_at = kv_at + D;
         int used = j < filled;
-        f32_of(t)[kv_at] = used ? value_at(seed, kv_at) : 0.0f;
-        f32_of(t)[score_at] = used && (j + d) % 5 != 1 ? value_at(seed + 1, score_at) : neg_inf();
+        f32_of(t)[kv_at] = used ? csa_test_value(seed, kv_at) : 0.0f;
+        f32_of(t)[score_at] = used && (j + d) % 5 != 1 ? csa_test_value(seed + 1, score_at) : csa_test_neg_inf();
       }
 }
 
@@ -149,20 +120,12 @@ static void fill_past_cache(tensor *t, csa_cache_format fmt, unsigned seed) {
   for (r = 0; r < n_rec; r++) {
     float x[D];
     int k;
-    for (k = 0; k < D; k++) x[k] = value_at(seed, r * D + k) * (k % 3 ? 1.0f : 0.25f);
+    for (k = 0; k < D; k++) x[k] = csa_test_value(seed, r * D + k) * (k % 3 ? 1.0f : 0.25f);
     if (fmt == CSA_CACHE_F32) {
       memcpy(f32_of(t) + r * D, x, sizeof x);
       continue;
     }
-    {
-      nx_u8 *rec = (nx_u8 *)t->data + r * CSA_FP8_RECORD_BYTES;
-      for (k = 0; k < CSA_FP8_BLOCKS; k++) nx_fp8_block64_quantize(x + NX_FP8_BLOCK * k, rec + NX_FP8_BLOCK_BYTES * k);
-      for (k = 0; k < CSA_ROPE_DIM; k++) {
-        nx_u16 bits = nx_bf16_round_bits(x[CSA_NOPE_DIM + k]);
-        rec[455 + 2 * k] = (nx_u8)(bits & 0xffu);
-        rec[456 + 2 * k] = (nx_u8)(bits >> 8);
-      }
-    }
+    csa_test_fp8_record(x, (unsigned char *)t->data + r * CSA_FP8_RECORD_BYTES);
   }
 }
 
@@ -171,9 +134,9 @@ static void fill_bias(csa_fixture *f, unsigned seed) {
   tensor *t = &f->in[CSA_IN_BIAS];
   long long n = tensor_numel(t), cand = t->shape[t->rank - 1], i;
   for (i = 0; i < n; i++) {
-    float v = value_at(seed, i) * 0.5f;
-    if (cand > 1 && i % cand % 7 == 3) v = neg_inf();
-    if (t->rank == 4 && i / cand == n / cand - 1) v = neg_inf();
+    float v = csa_test_value(seed, i) * 0.5f;
+    if (cand > 1 && i % cand % 7 == 3) v = csa_test_neg_inf();
+    if (t->rank == 4 && i / cand == n / cand - 1) v = csa_test_neg_inf();
     f32_of(t)[i] = v;
   }
 }
@@ -187,10 +150,10 @@ static void fixture_fill(csa_fixture *f, unsigned seed) {
   size_t k;
   for (k = 0; k < sizeof plain / sizeof plain[0]; k++) {
     tensor *t = &f->in[plain[k]];
-    for (i = 0; i < tensor_numel(t); i++) f32_of(t)[i] = value_at(seed * 32u + (unsigned)plain[k], i);
+    for (i = 0; i < tensor_numel(t); i++) f32_of(t)[i] = csa_test_value(seed * 32u + (unsigned)plain[k], i);
   }
-  for (i = 0; i < CSA128_RATIO * D; i++) f32_of(&f->in[CSA_IN_COMPRESSOR_APE])[i] = value_at(seed * 32u + 4, i) * 0.5f;
-  for (i = 0; i < D; i++) f32_of(&f->in[CSA_IN_COMPRESSOR_NORM])[i] = 0.75f + value_at(seed * 32u + 5, i) * 0.125f;
+  for (i = 0; i < CSA128_RATIO * D; i++) f32_of(&f->in[CSA_IN_COMPRESSOR_APE])[i] = csa_test_value(seed * 32u + 4, i) * 0.5f;
+  for (i = 0; i < D; i++) f32_of(&f->in[CSA_IN_COMPRESSOR_NORM])[i] = 0.75f + csa_test_value(seed * 32u + 5, i) * 0.125f;
   fill_carry(&f->in[CSA_IN_PAST_CARRY], start, seed * 32u + 7);
   fill_past_cache(&f->in[CSA_IN_PAST_COMPRESSED_KV], c->fmt, seed * 32u + 6);
   for (i = 0; i < c->B; i++) ((int32_t *)f->in[CSA_IN_SEQLENS_K].data)[i] = (int32_t)c->total;
@@ -244,7 +207,7 @@ static void fixture_upload_inputs(device_runtime *rt, csa_fixture *f) {
   int i;
   for (i = 0; i < CSA_INPUT_COUNT; i++)
     if (f->in[i].dt && tensor_bytes(&f->in[i]))
-      RT_OK(rt, device_buffer_upload(rt, &f->d_in[i], f->in[i].data, tensor_bytes(&f->in[i])));
+      CSA_RT_OK(rt, device_buffer_upload(rt, &f->d_in[i], f->in[i].data, tensor_bytes(&f->in[i])));
 }
 
 /* Device buffers for every tensor; inputs uploaded, outputs junk. */
@@ -253,7 +216,7 @@ static void fixture_upload(device_runtime *rt, csa_fixture *f) {
   for (i = 0; i < CSA_INPUT_COUNT; i++) {
     f->p_in[i] = NULL;
     if (!f->in[i].dt) continue;
-    RT_OK(rt, device_buffer_alloc(rt, tensor_bytes(&f->in[i]), &f->d_in[i]));
+    CSA_RT_OK(rt, device_buffer_alloc(rt, tensor_bytes(&f->in[i]), &f->d_in[i]));
     f->t_in[i].meta = f->in[i];
     f->t_in[i].meta.data = NULL;
     f->t_in[i].dptr = f->d_in[i].dptr;
@@ -261,7 +224,7 @@ static void fixture_upload(device_runtime *rt, csa_fixture *f) {
   }
   fixture_upload_inputs(rt, f);
   for (i = 0; i < CSA_OUTPUT_COUNT; i++) {
-    RT_OK(rt, device_buffer_alloc(rt, tensor_bytes(&f->want[i]), &f->d_out[i]));
+    CSA_RT_OK(rt, device_buffer_alloc(rt, tensor_bytes(&f->want[i]), &f->d_out[i]));
     f->t_out[i].meta = f->want[i];
     f->t_out[i].meta.data = NULL;
     f->t_out[i].dptr = f->d_out[i].dptr;
@@ -271,7 +234,7 @@ static void fixture_upload(device_runtime *rt, csa_fixture *f) {
 
 static void fixture_fill_outputs(device_runtime *rt, csa_fixture *f, int byte) {
   int i;
-  for (i = 0; i < CSA_OUTPUT_COUNT; i++) RT_OK(rt, device_buffer_fill(rt, &f->d_out[i], byte));
+  for (i = 0; i < CSA_OUTPUT_COUNT; i++) CSA_RT_OK(rt, device_buffer_fill(rt, &f->d_out[i], byte));
 }
 
 static void fixture_free(csa_fixture *f) {
@@ -293,48 +256,24 @@ static int fixture_execute(csa_fixture *f, device_csa128 *k, op_error *err) {
 static const char *const output_names[CSA_OUTPUT_COUNT] = {"Y", "present_compressed_kv",
                                                            "present_compression_carry"};
 
-/* The first mismatching byte of output o, with the f32 element around it when there is one. */
-static void report_mismatch(const csa_fixture *f, int o, const unsigned char *got, size_t at, size_t bytes,
-                            const char *when) {
-  const unsigned char *want = f->want[o].data;
-  size_t n_bad = 0, i;
-  for (i = at; i < bytes; i++) n_bad += got[i] != want[i];
-  if (f->want[o].dt == DTYPE_F32) {
-    size_t e = at / 4;
-    float g, w;
-    memcpy(&g, got + 4 * e, 4);
-    memcpy(&w, want + 4 * e, 4);
-    cr_expect_fail("%s:%d %s (%s): %s differs first at f32 element %zu (byte %zu of %zu, %zu bytes differ): "
-                   "device %a (0x%08x), oracle %a (0x%08x)",
-                   __FILE__, f->c.line, f->c.name, when, output_names[o], e, at, bytes, n_bad, (double)g,
-                   nx_f32_bits(g), (double)w, nx_f32_bits(w));
-  } else {
-    cr_expect_fail("%s:%d %s (%s): %s differs first at byte %zu of %zu (record %zu, byte %zu; %zu bytes "
-                   "differ): device 0x%02x, oracle 0x%02x",
-                   __FILE__, f->c.line, f->c.name, when, output_names[o], at, bytes, at / CSA_FP8_RECORD_BYTES,
-                   at % CSA_FP8_RECORD_BYTES, n_bad, got[at], want[at]);
-  }
-}
-
 /* Every output byte equals the oracle's; every canary (inputs too) and the scratch intact. */
 static void fixture_compare(device_runtime *rt, csa_fixture *f, device_csa128 *k, const char *when) {
-  char report[1024];
+  char report[1024], where[256];
   int i;
+  snprintf(where, sizeof where, "%s:%d %s (%s)", __FILE__, f->c.line, f->c.name, when);
   for (i = 0; i < CSA_OUTPUT_COUNT; i++) {
-    size_t bytes = tensor_bytes(&f->want[i]), at;
+    size_t bytes = tensor_bytes(&f->want[i]);
     unsigned char *got = malloc(bytes ? bytes : 1);
-    const unsigned char *want = f->want[i].data;
     cr_assert_not_null(got);
-    if (bytes) RT_OK(rt, device_buffer_download(rt, &f->d_out[i], got, bytes));
-    for (at = 0; at < bytes && got[at] == want[at]; at++) continue;
-    if (at < bytes) report_mismatch(f, i, got, at, bytes, when);
+    if (bytes) CSA_RT_OK(rt, device_buffer_download(rt, &f->d_out[i], got, bytes));
+    csa_test_compare(output_names[i], where, f->want[i].dt, CSA_FP8_RECORD_BYTES, got, f->want[i].data, bytes);
     free(got);
   }
   for (i = 0; i < CSA_INPUT_COUNT + CSA_OUTPUT_COUNT; i++) {
     const device_buffer *buf = i < CSA_INPUT_COUNT ? &f->d_in[i] : &f->d_out[i - CSA_INPUT_COUNT];
     unsigned damage;
     if (!buf->base) continue;
-    RT_OK(rt, device_buffer_check(rt, buf, &damage, NULL));
+    CSA_RT_OK(rt, device_buffer_check(rt, buf, &damage, NULL));
     cr_expect_eq(damage, 0, "%s (%s): canary of %s %d overwritten (0x%x)", f->c.name, when,
                  i < CSA_INPUT_COUNT ? "input" : "output", i < CSA_INPUT_COUNT ? i : i - CSA_INPUT_COUNT, damage);
   }
@@ -360,7 +299,7 @@ static void expect_same_error(const op_error *dev, const op_error *ora, const ch
 static void fixture_set_total(device_runtime *rt, csa_fixture *f, long long total) {
   f->c.total = total;
   ((int64_t *)f->in[CSA_IN_TOTAL_SEQ].data)[0] = total;
-  RT_OK(rt, device_buffer_upload(rt, &f->d_in[CSA_IN_TOTAL_SEQ], f->in[CSA_IN_TOTAL_SEQ].data, sizeof(int64_t)));
+  CSA_RT_OK(rt, device_buffer_upload(rt, &f->d_in[CSA_IN_TOTAL_SEQ], f->in[CSA_IN_TOTAL_SEQ].data, sizeof(int64_t)));
 }
 
 /* ---- tests ---------------------------------------------------------------------- */
@@ -382,7 +321,7 @@ Test(csa128_device, compiles_to_an_sm90_cubin_with_every_kernel) {
 }
 
 Test(csa128_device, every_case_matches_the_oracle_byte_for_byte) {
-  device_runtime *rt = rt_open_or_skip();
+  device_runtime *rt = csa_test_runtime_or_skip();
   size_t ci;
   for (ci = 0; ci < CSA_CASE_COUNT; ci++) {
     static const int junk[2] = {DEVICE_JUNK_BYTE, 0x5a};
@@ -419,7 +358,7 @@ Test(csa128_device, every_case_matches_the_oracle_byte_for_byte) {
 Test(csa128_device, prefill_decode_chain_across_a_record_boundary) {
   static const long long totals[] = {126, 127, 128, 129};
   static const csa_cache_format formats[] = {CSA_CACHE_F32, CSA_CACHE_FP8};
-  device_runtime *rt = rt_open_or_skip();
+  device_runtime *rt = csa_test_runtime_or_skip();
   size_t fi, si;
   for (fi = 0; fi < 2; fi++) {
     csa_fixture steps[2];
@@ -470,7 +409,7 @@ Test(csa128_device, captured_decode_replays_match_the_oracle_and_latch_bad_curso
   static const long long good[] = {200, 255, 256, 300, 384, 201};
   static const long long bad[] = {1000, 0, 512}; /* past capacity, total < S, present capacity */
   static const csa_cache_format formats[] = {CSA_CACHE_FP8, CSA_CACHE_F32};
-  device_runtime *rt = rt_open_or_skip();
+  device_runtime *rt = csa_test_runtime_or_skip();
   size_t fi, i;
   for (fi = 0; fi < 2; fi++) {
     csa_case c = {"capture", formats[fi], 2, 1, 2, 128, 3, 3, 200, 4, 0.0f, __LINE__};
@@ -489,10 +428,10 @@ Test(csa128_device, captured_decode_replays_match_the_oracle_and_latch_bad_curso
     rc = fixture_execute(&f, k, &derr);
     cr_assert_eq(rc, DEVICE_CSA_OK, "%s warm-up: %s", c.name, derr.message);
     fixture_compare(rt, &f, k, "warm-up");
-    RT_OK(rt, device_runtime_latch_reset(rt));
-    RT_OK(rt, device_runtime_capture_begin(rt));
+    CSA_RT_OK(rt, device_runtime_latch_reset(rt));
+    CSA_RT_OK(rt, device_runtime_capture_begin(rt));
     rc = fixture_execute(&f, k, &derr);
-    RT_OK(rt, device_runtime_capture_end(rt, &g));
+    CSA_RT_OK(rt, device_runtime_capture_end(rt, &g));
     cr_assert_eq(rc, DEVICE_CSA_OK, "%s capture: %s", c.name, derr.message);
 
     for (i = 0; i < sizeof good / sizeof good[0]; i++) {
@@ -501,8 +440,8 @@ Test(csa128_device, captured_decode_replays_match_the_oracle_and_latch_bad_curso
       fixture_upload_inputs(rt, &f);
       cr_assert_eq(fixture_oracle(&f, &oerr), 0, "%s total %lld: %s", c.name, good[i], oerr.message);
       fixture_fill_outputs(rt, &f, i % 2 ? 0x5a : DEVICE_JUNK_BYTE);
-      RT_OK(rt, device_graph_replay(rt, g));
-      RT_OK(rt, device_runtime_latch_read(rt, &latch));
+      CSA_RT_OK(rt, device_graph_replay(rt, g));
+      CSA_RT_OK(rt, device_runtime_latch_read(rt, &latch));
       snprintf(when, sizeof when, "replay, total %lld", good[i]);
       cr_expect_eq(latch, 0, "%s (%s): latch 0x%x", c.name, when, latch);
       fixture_compare(rt, &f, k, when);
@@ -510,20 +449,20 @@ Test(csa128_device, captured_decode_replays_match_the_oracle_and_latch_bad_curso
     for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
       fixture_set_total(rt, &f, bad[i]);
       cr_expect_neq(fixture_oracle(&f, &oerr), 0, "%s: the oracle accepted total %lld", c.name, bad[i]);
-      RT_OK(rt, device_runtime_latch_reset(rt));
-      RT_OK(rt, device_graph_replay(rt, g));
-      RT_OK(rt, device_runtime_latch_read(rt, &latch));
+      CSA_RT_OK(rt, device_runtime_latch_reset(rt));
+      CSA_RT_OK(rt, device_graph_replay(rt, g));
+      CSA_RT_OK(rt, device_runtime_latch_read(rt, &latch));
       cr_expect_eq(latch, CSA128_LATCH_CURSOR_BIT, "%s: total %lld (oracle: %s): latch 0x%x", c.name, bad[i],
                    csa_contract_name(oerr.rule), latch);
       cr_expect_eq(device_csa128_scratch_check(k, when, sizeof when), 0, "poisoned replay: %s", when);
     }
     /* the last good cursor again: latch stays 0, outputs the oracle's */
-    RT_OK(rt, device_runtime_latch_reset(rt));
+    CSA_RT_OK(rt, device_runtime_latch_reset(rt));
     fixture_set_total(rt, &f, good[sizeof good / sizeof good[0] - 1]);
     cr_assert_eq(fixture_oracle(&f, &oerr), 0, "%s", oerr.message);
     fixture_fill_outputs(rt, &f, 0x5a);
-    RT_OK(rt, device_graph_replay(rt, g));
-    RT_OK(rt, device_runtime_latch_read(rt, &latch));
+    CSA_RT_OK(rt, device_graph_replay(rt, g));
+    CSA_RT_OK(rt, device_runtime_latch_read(rt, &latch));
     cr_expect_eq(latch, 0, "%s: restored replay raised the latch", c.name);
     fixture_compare(rt, &f, k, "replay after poison");
 
@@ -539,14 +478,14 @@ static void expect_untouched(device_runtime *rt, csa_fixture *f, const char *wha
   size_t bytes = tensor_bytes(&f->want[CSA_OUT_Y]), i;
   unsigned char *got = malloc(bytes);
   cr_assert_not_null(got);
-  RT_OK(rt, device_buffer_download(rt, &f->d_out[CSA_OUT_Y], got, bytes));
+  CSA_RT_OK(rt, device_buffer_download(rt, &f->d_out[CSA_OUT_Y], got, bytes));
   for (i = 0; i < bytes && got[i] == DEVICE_JUNK_BYTE; i++) continue;
   cr_expect_eq(i, bytes, "%s: Y byte %zu was written (0x%02x)", what, i, i < bytes ? got[i] : 0);
   free(got);
 }
 
 Test(csa128_device, contract_and_cursor_errors_match_the_oracle_without_launching) {
-  device_runtime *rt = rt_open_or_skip();
+  device_runtime *rt = csa_test_runtime_or_skip();
   csa_fixture f;
   device_csa128 *k;
   op_error oerr, derr;
@@ -555,7 +494,7 @@ Test(csa128_device, contract_and_cursor_errors_match_the_oracle_without_launchin
   k = csa_open(rt, &f.attrs);
 
   /* capture is refused, with the reason, until a pass succeeds */
-  RT_OK(rt, device_runtime_capture_begin(rt));
+  CSA_RT_OK(rt, device_runtime_capture_begin(rt));
   cr_expect_eq(fixture_execute(&f, k, &derr), DEVICE_CSA_FAILED);
   {
     device_graph *g = NULL;

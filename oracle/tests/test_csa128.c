@@ -641,7 +641,7 @@ Test(csa128, contracts) {
     int mutation, code, input, axis, line;
   } rows[] = {
       {MUT_RATIO, CSA_CONTRACT_RATIO, -1, -1, __LINE__},
-      {MUT_RATIO4, CSA_CONTRACT_RATIO4_MISSING, -1, -1, __LINE__},
+      {MUT_RATIO4, CSA_CONTRACT_ARITY_INPUTS, -1, -1, __LINE__}, /* ratio 4 needs inputs 11..18 */
       {MUT_FORMAT, CSA_CONTRACT_CACHE_FORMAT, -1, -1, __LINE__},
       {MUT_HEADS, CSA_CONTRACT_NUM_HEADS, -1, -1, __LINE__},
       {MUT_SCALE, CSA_CONTRACT_SCALE, -1, -1, __LINE__},

@@ -1,0 +1,100 @@
+/*
+** csa4_device.h: the CompressedSparseAttention operator, compression ratio
+** 4, on the GPU (seed 003_9308a65268dfd821.txt; kernels in
+** device/kernels/csa4.cu; the oracle is oracle_csa4_run in oracle/csa.h).
+**
+** Contract parity by construction, as for ratio 128: execute hands the
+** tensors' metadata to csa_validate, and on the eager path the cursor to
+** csa_validate_cursor, and launches nothing on an error.
+**
+** One execute runs the whole step on the device, for the 6-output and the
+** 5-output configuration alike (the seed falls back to the host for 5):
+**   1. csa_validate on the metadata;
+**   2. eager only: copy total_sequence_length (8 bytes) to the host and run
+**      csa_validate_cursor -- the only device-to-host copy;
+**   3. state copy: present carries and past records of both caches into
+**      outputs 1-4 (records from total / 4 on are zero bytes);
+**   4. main compression (outputs 1, 2) and index-key compression (3, 4);
+**   5. index-query finalize, scoring and top-k selection into pooled
+**      scratch; in the 6-output configuration the selection is broadcast
+**      over the index heads into selected_indices (output 5);
+**   6. sparse sink attention: Y (output 0), reading the selection from
+**      scratch and the selected records straight from the packed cache.
+** While capturing, steps 3-6 are recorded with no copy, sync or allocation;
+** the kernels read the cursor on the device and, on a cursor that breaks
+** csa_validate_cursor's rules, raise CSA4_LATCH_CURSOR_BIT (1024) in the
+** runtime's capture-error word and touch no memory.
+**
+** Scratch (a device_pool per instance, sized by the eager pass; capture is
+** refused before one succeeded): the stage payloads below, and "weights",
+** the attention's exps and probabilities, kept apart so that the scores
+** payload survives the softmax.  A topk above the selection's capacity
+** (CSA4_TOPK_MAX, the csa4_select kernel's shared arrays) is refused by the
+** contract (CSA_CONTRACT_TOPK), so the oracle refuses it too.  A valid call
+** whose compression_ratio is 128 is refused as oracle_csa4_run refuses it
+** (CSA_CONTRACT_RATIO).
+*/
+#ifndef DEVICE_CSA4_DEVICE_H
+#define DEVICE_CSA4_DEVICE_H
+
+#include "device/csa128_device.h" /* enum device_csa128_rc (DEVICE_CSA_OK, ...) */
+#include "device/index_share_device.h"
+#include "device/runtime.h"
+#include "oracle/csa.h"
+#include "oracle/op_error.h"
+
+#include <stddef.h>
+
+typedef struct device_csa4 device_csa4;
+
+/*
+** The scratch stage payloads an eager execute leaves behind, in the layouts
+** of oracle/csa.h's csa4_trace (the same bytes when the kernels agree).
+*/
+typedef enum csa4_stage {
+  CSA4_STAGE_INDEX_QUERY = 0, /* [B, S, IH, 128] f32 (IndexQueryFinalize) */
+  CSA4_STAGE_INDEX_SCORES,    /* [B, S, Rci] f32, -inf past the causal limit (IndexScoring) */
+  CSA4_STAGE_SELECTION,       /* [B, S, topk] i32, -1 padded (Selection) */
+  CSA4_STAGE_SCORES,          /* [B, S, heads, 128 + topk] f32, -inf when not live (CandidateAssembly) */
+  CSA4_STAGE_COUNT
+} csa4_stage;
+
+int device_csa4_create(device_runtime *rt, const csa_attrs *attrs, device_csa4 **out, char *err,
+                       size_t err_len);
+void device_csa4_destroy(device_csa4 *k);
+
+/*
+** One step (see above).  inputs: n_inputs entries in enum csa_input order;
+** outputs: n_outputs (5 or 6) entries.  Returns enum device_csa128_rc; err is
+** always set (op_error_clear on success).
+*/
+int device_csa4_execute(device_csa4 *k, const device_tensor *const *inputs, int n_inputs,
+                        device_tensor *const *outputs, int n_outputs, op_error *err);
+
+/*
+** Bytes of stage st after the last successful eager execute (0 before one);
+** a captured graph's replays refill the same slots with the same shapes.
+*/
+size_t device_csa4_stage_bytes(const device_csa4 *k, csa4_stage st);
+
+/* Copies stage st of the last execute to host (len >= stage_bytes); 0 or -1 (CUDA error). */
+int device_csa4_stage_copy(device_csa4 *k, csa4_stage st, void *host, size_t len);
+
+/*
+** Bench support: runs the step `runs` times eagerly (after one warm-up) and
+** times each stage group with CUDA events: [0] index-key compression, [1]
+** main compression, [2] index-query finalize + scoring + selection (and the
+** broadcast), [3] attention; the state copy before them is in no group.
+** Writes each group's median in microseconds.
+** 0, or -1 with err set (DEVICE_CSA_* semantics as execute).
+*/
+int device_csa4_time_stages(device_csa4 *k, const device_tensor *const *inputs, int n_inputs,
+                            device_tensor *const *outputs, int n_outputs, int runs,
+                            double median_us[4], op_error *err);
+
+int device_csa4_capture_ready(const device_csa4 *k, char *reason, size_t reason_len);
+int device_csa4_scratch_check(device_csa4 *k, char *report, size_t report_len);
+int device_csa4_scratch_fill(device_csa4 *k, int byte);
+device_runtime *device_csa4_runtime(device_csa4 *k);
+
+#endif /* DEVICE_CSA4_DEVICE_H */

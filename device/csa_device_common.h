@@ -1,0 +1,91 @@
+/*
+** csa_device_common.h: what the two CSA launchers (csa128_device.c,
+** csa4_device.c) share: the instance's runtime, attributes, kernels and
+** scratch pool; the claim-time contract on the tensors' metadata; the eager
+** cursor readback; scratch slots sized by a product of dims; grids and
+** launches; and the one way a device failure is reported.  Private to the
+** launchers (the harness sees csa128_device.h and csa4_device.h).
+**
+** Results are enum device_csa128_rc (DEVICE_CSA_OK, DEVICE_CSA_OP_ERROR,
+** DEVICE_CSA_FAILED) throughout.
+*/
+#ifndef DEVICE_CSA_DEVICE_COMMON_H
+#define DEVICE_CSA_DEVICE_COMMON_H
+
+#include "device/csa128_device.h" /* enum device_csa128_rc, device_tensor */
+#include "device/runtime.h"
+#include "oracle/csa.h"
+#include "oracle/op_error.h"
+
+#include <stddef.h>
+
+/* Grid-stride and block-stride kernels cover work beyond this many blocks. */
+#define CSA_DEVICE_MAX_GRID (1ull << 20)
+
+typedef struct csa_device_base {
+  device_runtime *rt;
+  const char *label;  /* "CSA128", "CSA4": how messages name the operator */
+  csa_attrs attrs;    /* attrs.cache_format is format (or NULL) */
+  char *format;       /* a copy of the caller's cache_format */
+  device_pool *pool;
+  int warmed;         /* an eager execute has succeeded: capture may begin */
+} csa_device_base;
+
+/*
+** Copies the attributes (the cache_format string too), makes an empty pool
+** and loads kernels[i] = kernel_names[i] of kernel_file (NVRTC, once per
+** runtime).  0, or nonzero with the reason in err (base then freed).
+*/
+int csa_device_base_init(csa_device_base *base, device_runtime *rt, const csa_attrs *attrs,
+                         const char *label, const char *kernel_file,
+                         const char *const *kernel_names, int n_kernels, void **kernels,
+                         char *err, size_t err_len);
+void csa_device_base_free(csa_device_base *base);
+
+/* The launchers' capture_ready / scratch_check / scratch_fill (see csa128_device.h). */
+int csa_device_capture_ready(const csa_device_base *base, char *reason, size_t reason_len);
+int csa_device_scratch_check(csa_device_base *base, char *report, size_t report_len);
+int csa_device_scratch_fill(csa_device_base *base, int byte);
+
+/* Records a device failure ("LABEL device: what: runtime error") in err; returns DEVICE_CSA_FAILED. */
+int csa_device_failed(const csa_device_base *base, op_error *err, const char *what);
+
+/*
+** csa_validate on the tensors' metadata (the oracle's contract, so errors
+** are the oracle's), then: every tensor that holds bytes has a device
+** address.  Fills *d (not the cursor).  DEVICE_CSA_OK, _OP_ERROR or _FAILED.
+*/
+int csa_device_validate(const csa_device_base *base, const device_tensor *const *inputs,
+                        int n_inputs, device_tensor *const *outputs, int n_outputs, csa_dims *d,
+                        op_error *err);
+
+/*
+** Refuses a capture before a warm eager pass (DEVICE_CSA_FAILED, the reason
+** in err); sets *latch to the runtime's capture-error word while capturing,
+** NULL otherwise; returns DEVICE_CSA_OK.
+*/
+int csa_device_begin(const csa_device_base *base, unsigned **latch, op_error *err);
+
+/*
+** Eager only: the cursor (8 bytes at total_dptr) to the host, then the
+** oracle's csa_validate_cursor, which fills d's cursor fields.
+*/
+int csa_device_check_cursor(const csa_device_base *base, csa_dims *d, const void *total_dptr,
+                            op_error *err);
+
+/*
+** The pool slot `name` holding the product of factors[0..n) elements of
+** elem_bytes each, that size into *bytes (when not NULL); *out NULL when it
+** is 0 bytes.  The product is checked against size_t overflow.
+** DEVICE_CSA_OK or DEVICE_CSA_FAILED.
+*/
+int csa_device_scratch(const csa_device_base *base, const char *name, const long long *factors,
+                       int n_factors, size_t elem_bytes, void **out, size_t *bytes, op_error *err);
+
+/* Blocks of `threads` for n items, at most CSA_DEVICE_MAX_GRID (grid-stride kernels). */
+unsigned long long csa_device_grid(long long n, unsigned threads);
+
+/* One block per work item, at most CSA_DEVICE_MAX_GRID (block-stride kernels). */
+unsigned long long csa_device_blocks(long long n);
+
+#endif /* DEVICE_CSA_DEVICE_COMMON_H */

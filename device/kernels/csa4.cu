@@ -1,0 +1,525 @@
+/*
+** csa4.cu: the CompressedSparseAttention kernels for compression ratio 4
+** (seed 003_9308a65268dfd821.txt: csa_ratio4_main_compress,
+** csa_ratio4_index_compress, csa_ratio4_index_select,
+** csa_ratio4_index_replicate, csa_ratio4_sink_attention; DESIGN.md "The
+** frozen numerics"; the oracle is oracle_csa4_run, oracle/SPEC.md "ratio 4").
+** Launched, in this order, on one stream by device/csa4_device.c:
+**
+**   csa4_state_copy      both present carries <- past carries (the empty
+**                        carry when start == 0); present records [0,
+**                        start/4) of both caches <- past records; records
+**                        [total/4, capacity) <- zero bytes;
+**   csa4_main_compress   one block per batch row: the 8-slot overlapped pool
+**                        of the main stream, a 583-byte FP8 record per 4th
+**                        position (outputs 1, 2);
+**   csa4_index_compress  the same for the index stream, with the Hadamard
+**                        transform and a 68-byte FP4 record (outputs 3, 4);
+**   csa4_index_query     one block per (b, s, index head): the finalized
+**                        index query (IndexQueryFinalize payload);
+**   csa4_index_score     one thread per index record, many blocks per (b, s)
+**                        row (IndexScoring payload);
+**   csa4_select          one block per (b, s) row: the exact top-k
+**                        (Selection payload);
+**   csa4_broadcast       the selection over the index heads (output 5, only
+**                        in the 6-output configuration);
+**   csa4_attention       one block per (b, s, head): csa_sink_attention.h
+**                        over the dense window and the selected records
+**                        (CandidateAssembly payload, Y).
+**
+** The cursor is read on the device (csa_kernel_common.h).  A cursor that
+** breaks csa_validate_cursor's rules for either cache makes csa4_state_copy
+** raise CSA4_LATCH_CURSOR_BIT (when given a latch) and every kernel return at
+** once, so a poisoned replay never reads or writes out of bounds.
+**
+** Arithmetic.  Every + - * / is one IEEE binary32 operation rounded to
+** nearest (the pinned --fmad=false keeps them apart; `bitgate audit` checks
+** the PTX).  Every formula is nx_csa.h's, the oracle's own text; kernels
+** split the work only across independent outputs (a dim, a RoPE pair, a
+** Hadamard butterfly of one stage, a quantizer block, a record, a row) and
+** every sum runs in one thread in the oracle's order:
+**   compression (per emitted record, block_start = pos - 3): record[d] =
+**       nx_csa_pool over the 8 slots (slots 4..7 read source dim dim + d);
+**       nx_csa_square_sum (one thread) -> nx_csa_inv_rms -> nx_csa_norm_value;
+**       nx_csa_rope_pair on the last 64 dims; main: 7 x
+**       nx_fp8_block64_quantize + nx_csa_fp8_record_tail; index: the
+**       Hadamard stages (nx_csa_hadamard_pair, a barrier between stages),
+**       bf16(x * nx_csa_rsqrt_exact(128)), 4 x nx_fp4_block32_quantize (the
+**       blocks of nx_csa_fp4_record_write).
+**   index query: bf16(q), RoPE at the query position start + s, Hadamard and
+**       scale as above, then the FP4 round trip (record write, record value).
+**   scoring (record r < limit = min((pos + 1) / 4, Rci)): over index heads
+**       ascending, from +0: score += (nx_maxf(dot_h, 0) * weight_h) *
+**       nx_csa_weight_scale(128, IH), dot_h = sum over d ascending of
+**       q_h[d] * nx_csa_fp4_record_value(key_r, d); records >= limit: -inf.
+**   selection: the first min(limit, topk) records in nx_csa_rank_before
+**       order (nx_csa_rank_key, a radix select of the k-th key then a rank
+**       count among the chosen), -1 after them.  Exact: no float arithmetic.
+**
+** Floats are moved by their bits where the oracle copies them (carry, kv).
+** All index arithmetic is 64-bit (long long).
+*/
+#include "csa4_abi.h"
+#include "numerics.h"
+#include "nx_csa.h"
+#include "csa_kernel_common.h"
+#include "csa_sink_attention.h"
+
+#define CSA4_MAIN_CARRY_ROW (CSA4_SLOTS_K * 2 * CSA4_SOURCE_K)        /* floats a batch row */
+#define CSA4_INDEX_CARRY_ROW (CSA4_SLOTS_K * 2 * CSA4_INDEX_SOURCE_K) /* floats a batch row */
+#define CSA4_RADIX_DIGITS 256
+
+/* The cursor, and csa_validate_cursor's rules for both caches (main, then index). */
+static __device__ __forceinline__ int csa4_cursor(csa_cursor *c, const long long *total_ptr,
+                                                  const csa4_shape *p) {
+  *c = csa_cursor_read(total_ptr, p->seq, p->kv_len, CSA4_RATIO_K);
+  return csa_cursor_fits(c, p->past_capacity, p->present_capacity) &&
+         csa_cursor_fits(c, p->index_past_capacity, p->index_present_capacity);
+}
+
+/* The causal record limit of the query at position: min((position + 1) / 4, Rci). */
+static __device__ __forceinline__ long long csa4_record_limit(const csa4_shape *p,
+                                                              long long position) {
+  return csa_min_ll((position + 1) / CSA4_RATIO_K, p->index_present_capacity);
+}
+
+/* ---- state copy -------------------------------------------------------------------- */
+
+/* n words of carries [B, 8, 2, width]: the past, or (reset) kv 0.0f and score -inf. */
+static __device__ __forceinline__ void csa4_copy_carry(const nx_u32 *past, nx_u32 *carry,
+                                                       long long n, long long width, int reset,
+                                                       long long first, long long step) {
+  long long i;
+  for (i = first; i < n; i += step)
+    carry[i] = !reset ? past[i] : (i / width) % 2 == 0 ? 0u : NX_CSA_NEG_INF_BITS;
+}
+
+/* Cache [B, capacity, record_bytes] bytes: past records, zeroes from present_records on. */
+static __device__ __forceinline__ void csa4_copy_cache(const nx_u8 *past, nx_u8 *cache,
+                                                       long long batch, long long past_capacity,
+                                                       long long capacity, long long record_bytes,
+                                                       const csa_cursor *c, long long first,
+                                                       long long step) {
+  const long long row_bytes = capacity * record_bytes, n = batch * row_bytes;
+  long long i;
+  for (i = first; i < n; i += step) {
+    const long long b = i / row_bytes, within = i % row_bytes;
+    const long long record = within / record_bytes;
+    if (record < c->past_records)
+      cache[i] = past[b * past_capacity * record_bytes + within];
+    else if (record >= c->present_records)
+      cache[i] = 0;
+  }
+}
+
+/*
+** Outputs 2 and 4 (carries, as 32-bit words) and 1 and 3 (caches, bytes),
+** grid-stride; the records in between are the compressions'.  latch: the
+** capture-error word, or NULL outside capture.
+*/
+extern "C" __global__ void __launch_bounds__(CSA4_STATE_THREADS)
+    csa4_state_copy(csa4_shape p, const nx_u32 *past_carry, const nx_u8 *past_cache,
+                    const nx_u32 *past_index_carry, const nx_u8 *past_index_key, nx_u32 *carry,
+                    nx_u8 *cache, nx_u32 *index_carry, nx_u8 *index_key,
+                    const long long *total_ptr, unsigned *latch) {
+  const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  const long long step = (long long)gridDim.x * blockDim.x;
+  csa_cursor c;
+  if (!csa4_cursor(&c, total_ptr, &p)) {
+    if (first == 0 && latch) atomicOr(latch, CSA4_LATCH_CURSOR_BIT);
+    return;
+  }
+  csa4_copy_carry(past_carry, carry, p.batch * CSA4_MAIN_CARRY_ROW, CSA4_SOURCE_K, c.start == 0,
+                  first, step);
+  csa4_copy_carry(past_index_carry, index_carry, p.batch * CSA4_INDEX_CARRY_ROW,
+                  CSA4_INDEX_SOURCE_K, c.start == 0, first, step);
+  csa4_copy_cache(past_cache, cache, p.batch, p.past_capacity, p.present_capacity,
+                  CSA4_FP8_RECORD_K, &c, first, step);
+  csa4_copy_cache(past_index_key, index_key, p.batch, p.index_past_capacity,
+                  p.index_present_capacity, CSA4_INDEX_RECORD_K, &c, first, step);
+}
+
+/* ---- compression (both streams) ---------------------------------------------------- */
+
+/*
+** One carry row is [8 slots][kv, score][width]; thread t owns source dims t,
+** t + blockDim.x, ... of every slot, in csa4_carry_token and csa4_carry_rotate
+** alike, so those two need no barrier between them.
+*/
+
+/* The token's kv into slot 4 + phase, gate + ape[phase] into the slot's score. */
+static __device__ __forceinline__ void csa4_carry_token(float *row, const float *kv,
+                                                        const float *gate, const float *ape,
+                                                        int width, int phase) {
+  const int slot = CSA4_RATIO_K + phase;
+  int x;
+  for (x = threadIdx.x; x < width; x += blockDim.x) {
+    ((nx_u32 *)row)[(2 * slot) * width + x] = ((const nx_u32 *)kv)[x];
+    row[(2 * slot + 1) * width + x] = gate[x] + ape[phase * width + x];
+  }
+}
+
+/* Slots 4..7 move to 0..3; 4..7 empty again (kv +0, score -inf). */
+static __device__ __forceinline__ void csa4_carry_rotate(float *row, int width) {
+  nx_u32 *w = (nx_u32 *)row;
+  int x, j;
+  for (x = threadIdx.x; x < width; x += blockDim.x)
+    for (j = 0; j < CSA4_RATIO_K; j++) {
+      const int from = 2 * (CSA4_RATIO_K + j) * width + x, to = 2 * j * width + x;
+      w[to] = w[from];
+      w[to + width] = w[from + width];
+      w[from] = 0u;
+      w[from + width] = NX_CSA_NEG_INF_BITS;
+    }
+}
+
+/*
+** record[0..dim) <- the pooled, normalised, rotated record of the carry row
+** (width = 2 * dim).  Every thread calls it after a barrier; ends with one.
+*/
+static __device__ void csa4_finish_record(const float *row, int dim, const float *norm,
+                                          long long block_start, float *record, float *inv_rms) {
+  const int tid = threadIdx.x, nthreads = blockDim.x, width = 2 * dim;
+  int d;
+  for (d = tid; d < dim; d += nthreads) /* candidates 4..7 read source dim dim + d */
+    record[d] = nx_csa_pool(row + width + d, row + d, CSA4_SLOTS_K, 2 * width, CSA4_RATIO_K, dim);
+  __syncthreads();
+  if (tid == 0) *inv_rms = nx_csa_inv_rms(nx_csa_square_sum(record, dim), dim);
+  __syncthreads();
+  for (d = tid; d < dim; d += nthreads) record[d] = nx_csa_norm_value(record[d], *inv_rms, norm[d]);
+  __syncthreads();
+  for (d = tid; d < NX_CSA_ROPE_PAIRS; d += nthreads)
+    nx_csa_rope_pair(record + dim - CSA4_ROPE_K, d, block_start);
+  __syncthreads();
+}
+
+/*
+** The 128-point Hadamard transform of x in shared memory, a butterfly per
+** thread and a barrier per stage, then bf16(x * 1/sqrt(128)).  Every thread
+** calls it after a barrier; ends with one.
+*/
+static __device__ void csa4_hadamard_scaled(float *x) {
+  const int tid = threadIdx.x, nthreads = blockDim.x;
+  const float scale = nx_csa_rsqrt_exact(CSA4_INDEX_DIM_K);
+  int span, i;
+  for (span = 1; span < CSA4_INDEX_DIM_K; span *= 2) {
+    for (i = tid; i < CSA4_INDEX_DIM_K / 2; i += nthreads) nx_csa_hadamard_pair(x, span, i);
+    __syncthreads();
+  }
+  for (i = tid; i < CSA4_INDEX_DIM_K; i += nthreads) x[i] = nx_bf16_round(x[i] * scale);
+  __syncthreads();
+}
+
+/*
+** The main stream: kv and gate [B, S, 1024], ape [4, 1024], norm [512];
+** carry [B, 8, 2, 1024] and cache [B, Rc, 583] already hold what
+** csa4_state_copy left.  Block-stride over the batch rows; the S tokens of
+** a row in order.
+*/
+extern "C" __global__ void __launch_bounds__(CSA4_MAIN_THREADS)
+    csa4_main_compress(csa4_shape p, const float *kv, const float *gate, const float *ape,
+                       const float *norm, float *carry, nx_u8 *cache, const long long *total_ptr) {
+  __shared__ float record[CSA4_DIM_K];
+  __shared__ float inv_rms;
+  const int tid = threadIdx.x, nthreads = blockDim.x;
+  csa_cursor c;
+  long long b, s;
+  int t;
+  if (!csa4_cursor(&c, total_ptr, &p)) return;
+  for (b = blockIdx.x; b < p.batch; b += gridDim.x) {
+    float *row = carry + b * CSA4_MAIN_CARRY_ROW;
+    for (s = 0; s < p.seq; s++) {
+      const long long pos = c.start + s, in = (b * p.seq + s) * CSA4_SOURCE_K;
+      nx_u8 *dst;
+      csa4_carry_token(row, kv + in, gate + in, ape, CSA4_SOURCE_K, (int)(pos & 3));
+      if (((pos + 1) & 3) != 0) continue; /* no record finishes here */
+      __syncthreads(); /* the pool reads every slot */
+      csa4_finish_record(row, CSA4_DIM_K, norm, pos - 3, record, &inv_rms);
+      dst = cache + (b * p.present_capacity + (pos + 1) / CSA4_RATIO_K - 1) * CSA4_FP8_RECORD_K;
+      for (t = tid; t < CSA4_FP8_BLOCKS_K; t += nthreads)
+        nx_fp8_block64_quantize(record + NX_FP8_BLOCK * t, dst + NX_FP8_BLOCK_BYTES * t);
+      for (t = tid; t < CSA4_ROPE_K; t += nthreads) nx_csa_fp8_record_tail(record, dst, t);
+      __syncthreads(); /* record is reused by the next emission */
+      csa4_carry_rotate(row, CSA4_SOURCE_K);
+    }
+  }
+}
+
+/*
+** The index stream: kv and gate [B, S, 256], ape [4, 256], norm [128];
+** carry [B, 8, 2, 256]; key [B, Rci, 68].  As csa4_main_compress, with the
+** Hadamard stage and the FP4 record.
+*/
+extern "C" __global__ void __launch_bounds__(CSA4_INDEX_THREADS)
+    csa4_index_compress(csa4_shape p, const float *kv, const float *gate, const float *ape,
+                        const float *norm, float *carry, nx_u8 *key, const long long *total_ptr) {
+  __shared__ float record[CSA4_INDEX_DIM_K];
+  __shared__ float inv_rms;
+  const int tid = threadIdx.x, nthreads = blockDim.x;
+  csa_cursor c;
+  long long b, s;
+  int t;
+  if (!csa4_cursor(&c, total_ptr, &p)) return;
+  for (b = blockIdx.x; b < p.batch; b += gridDim.x) {
+    float *row = carry + b * CSA4_INDEX_CARRY_ROW;
+    for (s = 0; s < p.seq; s++) {
+      const long long pos = c.start + s, in = (b * p.seq + s) * CSA4_INDEX_SOURCE_K;
+      nx_u8 *dst;
+      csa4_carry_token(row, kv + in, gate + in, ape, CSA4_INDEX_SOURCE_K, (int)(pos & 3));
+      if (((pos + 1) & 3) != 0) continue;
+      __syncthreads();
+      csa4_finish_record(row, CSA4_INDEX_DIM_K, norm, pos - 3, record, &inv_rms);
+      csa4_hadamard_scaled(record);
+      dst = key + (b * p.index_present_capacity + (pos + 1) / CSA4_RATIO_K - 1) *
+                      CSA4_INDEX_RECORD_K;
+      for (t = tid; t < CSA4_FP4_BLOCKS_K; t += nthreads)
+        nx_fp4_block32_quantize(record + NX_FP4_BLOCK * t, dst + NX_FP4_BLOCK_BYTES * t);
+      __syncthreads();
+      csa4_carry_rotate(row, CSA4_INDEX_SOURCE_K);
+    }
+  }
+}
+
+/* ---- index query, scoring, selection ----------------------------------------------- */
+
+/*
+** One block per (b, s, index head) row of index_query [B, S, IH, 128],
+** block-stride: out (the same layout) <- bf16, RoPE at start + s, Hadamard
+** and scale, then the FP4 round trip: the 68-byte record's blocks (one
+** thread each, as nx_csa_fp4_record_write makes them), read back with
+** nx_csa_fp4_record_value.
+*/
+extern "C" __global__ void __launch_bounds__(CSA4_QUERY_THREADS)
+    csa4_index_query(csa4_shape p, const float *index_query, float *out,
+                     const long long *total_ptr) {
+  __shared__ float q[CSA4_INDEX_DIM_K];
+  __shared__ nx_u8 packed[CSA4_FP4_BLOCKS_K * NX_FP4_BLOCK_BYTES];
+  const int tid = threadIdx.x, nthreads = blockDim.x;
+  const long long rows = p.batch * p.seq * p.index_heads;
+  csa_cursor c;
+  long long row;
+  int d;
+  if (!csa4_cursor(&c, total_ptr, &p)) return;
+  for (row = blockIdx.x; row < rows; row += gridDim.x) {
+    const long long position = c.start + (row / p.index_heads) % p.seq;
+    const float *src = index_query + row * CSA4_INDEX_DIM_K;
+    float *dst = out + row * CSA4_INDEX_DIM_K;
+    for (d = tid; d < CSA4_INDEX_DIM_K; d += nthreads) q[d] = nx_bf16_round(src[d]);
+    __syncthreads();
+    for (d = tid; d < NX_CSA_ROPE_PAIRS; d += nthreads)
+      nx_csa_rope_pair(q + CSA4_INDEX_DIM_K - CSA4_ROPE_K, d, position);
+    __syncthreads();
+    csa4_hadamard_scaled(q);
+    for (d = tid; d < CSA4_FP4_BLOCKS_K; d += nthreads) /* the FP4 round trip */
+      nx_fp4_block32_quantize(q + NX_FP4_BLOCK * d, packed + NX_FP4_BLOCK_BYTES * d);
+    __syncthreads();
+    for (d = tid; d < CSA4_INDEX_DIM_K; d += nthreads) dst[d] = nx_csa_fp4_record_value(packed, d);
+    __syncthreads(); /* q and packed are reused by the next row */
+  }
+}
+
+/*
+** scores [B, S, Rci] <- each index record's score for the query row (see
+** the top), -inf from the row's causal limit on.  query: the finalized
+** queries [B, S, IH, 128]; weight [B, S, IH]; key: the present index
+** records [B, Rci, 68].  Work units are (row, tile of CSA4_SCORE_THREADS
+** records), block-stride; the row's query is staged CSA4_SCORE_HEAD_CHUNK
+** heads at a time, and each thread carries its score across the chunks, so
+** the heads still add up in ascending order.
+*/
+extern "C" __global__ void __launch_bounds__(CSA4_SCORE_THREADS)
+    csa4_index_score(csa4_shape p, const float *query, const float *weight, const nx_u8 *key,
+                     float *scores, const long long *total_ptr) {
+  __shared__ float qs[CSA4_SCORE_HEAD_CHUNK * CSA4_INDEX_DIM_K];
+  __shared__ float ws[CSA4_SCORE_HEAD_CHUNK];
+  const int tid = threadIdx.x, nthreads = blockDim.x;
+  const long long capacity = p.index_present_capacity;
+  const long long tiles = (capacity + nthreads - 1) / nthreads;
+  const long long units = p.batch * p.seq * tiles;
+  const float weight_scale = nx_csa_weight_scale(CSA4_INDEX_DIM_K, (int)p.index_heads);
+  csa_cursor c;
+  long long unit;
+  if (!csa4_cursor(&c, total_ptr, &p)) return;
+  for (unit = blockIdx.x; unit < units; unit += gridDim.x) {
+    const long long row = unit / tiles, r = (unit % tiles) * nthreads + tid;
+    const long long limit = csa4_record_limit(&p, c.start + row % p.seq);
+    const nx_u8 *rec = key + ((row / p.seq) * capacity + r) * CSA4_INDEX_RECORD_K;
+    float score = 0.0f;
+    long long h0;
+    if ((unit % tiles) * nthreads >= limit) { /* the whole tile is past the limit */
+      if (r < capacity) scores[row * capacity + r] = csa_neg_inf();
+      continue;
+    }
+    for (h0 = 0; h0 < p.index_heads; h0 += CSA4_SCORE_HEAD_CHUNK) {
+      const int n_heads = (int)csa_min_ll(CSA4_SCORE_HEAD_CHUNK, p.index_heads - h0);
+      int i, h, d;
+      __syncthreads(); /* the previous chunk (or unit) is read */
+      for (i = tid; i < n_heads * CSA4_INDEX_DIM_K; i += nthreads)
+        qs[i] = query[(row * p.index_heads + h0) * CSA4_INDEX_DIM_K + i];
+      for (i = tid; i < n_heads; i += nthreads) ws[i] = weight[row * p.index_heads + h0 + i];
+      __syncthreads();
+      if (r >= limit) continue;
+      for (h = 0; h < n_heads; h++) {
+        const float *qh = qs + h * CSA4_INDEX_DIM_K;
+        float dot = 0.0f;
+        for (d = 0; d < CSA4_INDEX_DIM_K; d++) dot = dot + qh[d] * nx_csa_fp4_record_value(rec, d);
+        score = score + (nx_maxf(dot, 0.0f) * ws[h]) * weight_scale;
+      }
+    }
+    if (r < capacity) scores[row * capacity + r] = r < limit ? score : csa_neg_inf();
+  }
+}
+
+/*
+** The key of the k-th record (1-based) in rank order among records [0,
+** limit) of one row's scores: a most-significant-digit radix select over
+** nx_csa_rank_key, 8 bits a pass, counting with shared atomics (the counts
+** do not depend on the order of the adds).  Keys are distinct (the record
+** is in them), so exactly k records have a key >= the result.  Every thread
+** calls it; it ends after a barrier.
+*/
+static __device__ nx_u64 csa4_kth_key(const float *scores, long long limit, long long k,
+                                      unsigned *hist, nx_u64 *shared_prefix,
+                                      long long *shared_want) {
+  const int tid = threadIdx.x, nthreads = blockDim.x;
+  nx_u64 prefix = 0, mask = 0;
+  long long want = k, r;
+  int shift, i;
+  for (shift = 56; shift >= 0; shift -= 8) {
+    for (i = tid; i < CSA4_RADIX_DIGITS; i += nthreads) hist[i] = 0;
+    __syncthreads();
+    for (r = tid; r < limit; r += nthreads) {
+      const nx_u64 rank_key = nx_csa_rank_key(scores[r], r);
+      if ((rank_key & mask) == prefix) atomicAdd(&hist[(rank_key >> shift) & 0xffu], 1u);
+    }
+    __syncthreads();
+    if (tid == 0) { /* the digit holding the want-th largest, from the top */
+      long long above = 0;
+      int digit;
+      for (digit = CSA4_RADIX_DIGITS - 1; digit > 0; digit--) {
+        if (above + hist[digit] >= want) break;
+        above += hist[digit];
+      }
+      *shared_want = want - above;
+      *shared_prefix = prefix | ((nx_u64)digit << shift);
+    }
+    __syncthreads();
+    prefix = *shared_prefix;
+    want = *shared_want;
+    mask |= (nx_u64)0xffu << shift;
+  }
+  return prefix;
+}
+
+/*
+** One block per (b, s) row, block-stride: selection [B, S, topk] <- the
+** row's first min(limit, topk) records in rank order, then -1.  With more
+** records than topk, csa4_kth_key finds the topk-th key; the records at or
+** above it are gathered (in any order) and each is written at its rank
+** among them, counted over the gathered keys.
+*/
+extern "C" __global__ void __launch_bounds__(CSA4_SELECT_THREADS)
+    csa4_select(csa4_shape p, const float *scores, int *selection, const long long *total_ptr) {
+  __shared__ unsigned hist[CSA4_RADIX_DIGITS];
+  __shared__ nx_u64 chosen_key[CSA4_TOPK_MAX_K];
+  __shared__ int chosen_record[CSA4_TOPK_MAX_K];
+  __shared__ nx_u64 shared_prefix;
+  __shared__ long long shared_want;
+  __shared__ unsigned n_chosen;
+  const int tid = threadIdx.x, nthreads = blockDim.x;
+  const long long rows = p.batch * p.seq, capacity = p.index_present_capacity;
+  csa_cursor c;
+  long long row;
+  if (!csa4_cursor(&c, total_ptr, &p)) return;
+  for (row = blockIdx.x; row < rows; row += gridDim.x) {
+    const long long limit = csa4_record_limit(&p, c.start + row % p.seq);
+    const long long k = csa_min_ll(limit, p.topk);
+    const float *row_scores = scores + row * capacity;
+    int *out = selection + row * p.topk;
+    nx_u64 threshold = 0; /* every key is >= 0: all limit records when limit <= topk */
+    long long r, i, j;
+    if (limit > p.topk)
+      threshold = csa4_kth_key(row_scores, limit, k, hist, &shared_prefix, &shared_want);
+    if (tid == 0) n_chosen = 0;
+    __syncthreads();
+    for (r = tid; r < limit; r += nthreads) {
+      const nx_u64 rank_key = nx_csa_rank_key(row_scores[r], r);
+      if (rank_key >= threshold) {
+        const unsigned at = atomicAdd(&n_chosen, 1u);
+        chosen_key[at] = rank_key;
+        chosen_record[at] = (int)r;
+      }
+    }
+    __syncthreads();
+    for (i = tid; i < k; i += nthreads) {
+      long long rank = 0;
+      for (j = 0; j < k; j++) rank += chosen_key[j] > chosen_key[i];
+      out[rank] = chosen_record[i];
+    }
+    for (i = k + tid; i < p.topk; i += nthreads) out[i] = -1;
+    __syncthreads(); /* chosen_* and n_chosen are reused by the next row */
+  }
+}
+
+/* selected_indices [B, IH, S, topk] <- selection [B, S, topk], the same for every index head. */
+extern "C" __global__ void __launch_bounds__(CSA4_BROADCAST_THREADS)
+    csa4_broadcast(csa4_shape p, const int *selection, int *selected, const long long *total_ptr) {
+  const long long n = p.batch * p.index_heads * p.seq * p.topk;
+  const long long step = (long long)gridDim.x * blockDim.x;
+  csa_cursor c;
+  long long i;
+  if (!csa4_cursor(&c, total_ptr, &p)) return;
+  for (i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step) {
+    const long long slot = i % p.topk, s = (i / p.topk) % p.seq;
+    const long long b = i / (p.topk * p.seq * p.index_heads);
+    selected[i] = selection[(b * p.seq + s) * p.topk + slot];
+  }
+}
+
+/* ---- attention --------------------------------------------------------------------- */
+
+/*
+** One block per output row (b, s, h) of Y [B, S, heads, 512], block-stride.
+** Candidates: the dense window, then slot 0..topk of the row's selection
+** (live iff 0 <= record < total / 4), read straight from the packed cache
+** [B, Rc, 583].  scores and weights: [B * S * heads, 128 + topk] scratch;
+** scores stays the CandidateAssembly payload.
+*/
+extern "C" __global__ void __launch_bounds__(CSA4_ATTN_THREADS)
+    csa4_attention(csa4_shape p, const float *query, const float *current_kv, const nx_u8 *cache,
+                   const int *selection, const float *sink, const float *bias, float *y,
+                   float *scores, float *weights, const long long *total_ptr) {
+  __shared__ float q[CSA4_DIM_K];
+  __shared__ float block_max[CSA4_ATTN_THREADS];
+  __shared__ float den;
+  const long long rows = p.batch * p.seq * p.heads, stride = CSA4_WINDOW_K + p.topk;
+  csa_cursor cur;
+  long long row;
+  if (!csa4_cursor(&cur, total_ptr, &p)) return;
+  for (row = blockIdx.x; row < rows; row += gridDim.x) {
+    csa_attention_row r;
+    const long long bs = row / p.heads;
+    r.h = row % p.heads;
+    r.s = bs % p.seq;
+    r.b = bs / p.seq;
+    r.position = cur.start + r.s;
+    csa_attention_dense(&r, &cur);
+    r.count = r.n_dense + p.topk;
+    r.stride = stride;
+    r.selection = selection + bs * p.topk;
+    r.valid_records = cur.present_records;
+    r.query = query + row * CSA4_DIM_K; /* Y and query share the layout */
+    r.y = y + row * CSA4_DIM_K;
+    r.kv_row0 = current_kv + r.b * p.kv_len * CSA4_DIM_K;
+    r.rec_row0 = cache + r.b * p.present_capacity * CSA4_FP8_RECORD_K;
+    r.record_bytes = CSA4_FP8_RECORD_K;
+    r.cache_fp8 = 1;
+    r.sink = sink[r.h];
+    r.scale = p.scale;
+    r.bias = p.has_bias ? bias : NULL;
+    r.bias_dims = p.bias_dims;
+    r.scores = scores + row * stride;
+    r.weights = weights + row * stride;
+    csa_attend_row(&r, &cur, q, block_max, &den);
+  }
+}

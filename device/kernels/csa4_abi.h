@@ -1,0 +1,77 @@
+/*
+** csa4_abi.h: what csa4.cu and its launcher (device/csa4_device.c) must
+** agree on: kernel names, block sizes, the geometry, the capture-error bit
+** and the shape block every kernel takes by value.  Plain C and CUDA C++
+** alike; no includes.
+**
+** The geometry repeats oracle/csa.h's constants so that the kernel file
+** needs no oracle header; the launcher checks at compile time that the two
+** agree.
+*/
+#ifndef CSA4_ABI_H
+#define CSA4_ABI_H
+
+#define CSA4_KERNEL_FILE "csa4.cu"
+#define CSA4_KERNEL_STATE "csa4_state_copy"
+#define CSA4_KERNEL_MAIN_COMPRESS "csa4_main_compress"
+#define CSA4_KERNEL_INDEX_COMPRESS "csa4_index_compress"
+#define CSA4_KERNEL_INDEX_QUERY "csa4_index_query"
+#define CSA4_KERNEL_INDEX_SCORE "csa4_index_score"
+#define CSA4_KERNEL_SELECT "csa4_select"
+#define CSA4_KERNEL_BROADCAST "csa4_broadcast"
+#define CSA4_KERNEL_ATTENTION "csa4_attention"
+
+#define CSA4_STATE_THREADS 256      /* one thread per carry word / cache byte, grid-stride */
+#define CSA4_MAIN_THREADS 512       /* one block per batch row, a thread per record dim */
+#define CSA4_INDEX_THREADS 128      /* one block per batch row, a thread per index dim */
+#define CSA4_QUERY_THREADS 128      /* one block per (b, s, index head), a thread per dim */
+#define CSA4_SCORE_THREADS 256      /* a thread per index record; many blocks per row */
+#define CSA4_SELECT_THREADS 256     /* one block per (b, s) row; must be the digit count */
+#define CSA4_BROADCAST_THREADS 256  /* one thread per selected_indices element */
+#define CSA4_ATTN_THREADS 256       /* one block per (b, s, head) row */
+#define CSA4_SCORE_HEAD_CHUNK 32    /* index heads of the query staged in shared memory at once */
+
+#define CSA4_RATIO_K 4
+#define CSA4_SLOTS_K 8              /* carry slots: 0..3 the previous block, 4..7 the current */
+#define CSA4_DIM_K 512              /* head_dim: the main record */
+#define CSA4_SOURCE_K 1024          /* main compressor width: 2 x 512 */
+#define CSA4_INDEX_DIM_K 128        /* index_head_dim */
+#define CSA4_INDEX_SOURCE_K 256     /* index compressor width: 2 x 128 */
+#define CSA4_ROPE_K 64              /* the RoPE tail: the last 64 dims of either record */
+#define CSA4_FP8_RECORD_K 583       /* 7 x (scale + 64 codes), then 64 little-endian BF16 */
+#define CSA4_FP8_BLOCKS_K 7
+#define CSA4_INDEX_RECORD_K 68      /* 4 x (scale + 16 bytes of packed E2M1) */
+#define CSA4_FP4_BLOCKS_K 4
+#define CSA4_WINDOW_K 128           /* dense sliding-window candidates */
+#define CSA4_TOPK_MAX_K 512         /* the selection's capacity (oracle: CSA4_TOPK_MAX) */
+
+/*
+** The capture-error bit of a cursor that breaks csa_validate_cursor's rules
+** (total < 0, total < S, Rp or Rpi < start / 4, Rc or Rci < total / 4): the
+** same bit as ratio 128's CSA128_LATCH_CURSOR_BIT.  The eager path checks the
+** cursor on the host and launches nothing; a captured replay has only the
+** device, so csa4_state_copy ORs this bit into the runtime's latch and every
+** kernel then returns without touching memory.
+*/
+#define CSA4_LATCH_CURSOR_BIT 1024u
+
+/*
+** The step's shape, resolved on the host from csa_dims (everything but the
+** cursor, which the kernels read on the device).  Passed by value; every
+** field is 8 bytes but the last two, so C and CUDA lay it out alike.
+*/
+typedef struct csa4_shape {
+  long long batch, seq, heads;
+  long long kv_len;                 /* L = current_kv.shape[1] */
+  long long past_capacity;          /* Rp: past main records */
+  long long present_capacity;       /* Rc: present main records */
+  long long index_past_capacity;    /* Rpi */
+  long long index_present_capacity; /* Rci */
+  long long index_heads;            /* IH */
+  long long topk;                   /* index_topk, 1..CSA4_TOPK_MAX_K */
+  long long bias_dims[4];           /* right-aligned into [B, heads, S, 128 + topk] */
+  float scale;                      /* the resolved attention scale */
+  int has_bias;
+} csa4_shape;
+
+#endif /* CSA4_ABI_H */

@@ -1,0 +1,92 @@
+/*
+** csa_kernel_common.h: what the CompressedSparseAttention kernels of both
+** compression ratios share (csa128.cu, csa4.cu): the cursor read on the
+** device, the bias broadcast, and the order-free block maximum.  CUDA C++,
+** included by the kernel files after numerics.h and nx_csa.h.
+**
+** The cursor (oracle/csa.h, csa_validate_cursor): S is query.shape[1];
+** start = total - S is the first new position; past_records = start / ratio
+** records are copied from the past caches, present_records = total / ratio
+** exist after the step; kv_used = min(L, total) rows of current_kv are live,
+** the first at absolute position kv_base = total - kv_used.  Every kernel
+** reads total_sequence_length (one i64) on the device, never the host, so a
+** captured graph replays whatever cursor the buffer holds.
+*/
+#ifndef CSA_KERNEL_COMMON_H
+#define CSA_KERNEL_COMMON_H
+
+static __device__ __forceinline__ long long csa_min_ll(long long a, long long b) {
+  return a < b ? a : b;
+}
+
+static __device__ __forceinline__ long long csa_max_ll(long long a, long long b) {
+  return a > b ? a : b;
+}
+
+static __device__ __forceinline__ float csa_neg_inf(void) {
+  return nx_f32_from_bits(NX_CSA_NEG_INF_BITS);
+}
+
+typedef struct csa_cursor {
+  long long total, start, past_records, present_records, kv_used, kv_base;
+} csa_cursor;
+
+/* The cursor fields of csa_validate_cursor, from the device's total. */
+static __device__ __forceinline__ csa_cursor csa_cursor_read(const long long *total_ptr,
+                                                             long long seq, long long kv_len,
+                                                             long long ratio) {
+  csa_cursor c;
+  c.total = *total_ptr;
+  c.start = c.total - seq;
+  c.past_records = c.start / ratio;
+  c.present_records = c.total / ratio;
+  c.kv_used = csa_min_ll(kv_len, c.total);
+  c.kv_base = c.total - c.kv_used;
+  return c;
+}
+
+/*
+** csa_validate_cursor's rules for one cache: total >= 0, start >= 0, the
+** past capacity holds the records to copy and the present one the records
+** that exist after the step.  Ratio 4 asks it of both of its caches.
+*/
+static __device__ __forceinline__ int csa_cursor_fits(const csa_cursor *c,
+                                                      long long past_capacity,
+                                                      long long present_capacity) {
+  return c->total >= 0 && c->start >= 0 && past_capacity >= c->past_records &&
+         present_capacity >= c->present_records;
+}
+
+/* The bias at (b, h, s, candidate) of [bd0, bd1, bd2, bd3]; an axis of 1 broadcasts. */
+static __device__ __forceinline__ float csa_bias_at(const float *bias, const long long *bd,
+                                                    long long b, long long h, long long s,
+                                                    long long c) {
+  long long off = bd[0] == 1 ? 0 : b;
+  off = off * bd[1] + (bd[1] == 1 ? 0 : h);
+  off = off * bd[2] + (bd[2] == 1 ? 0 : s);
+  off = off * bd[3] + (bd[3] == 1 ? 0 : c);
+  return bias[off];
+}
+
+/*
+** The maximum of every thread's m over the block (nx_maxf: order-free for
+** non-NaN values, and m never becomes NaN since nx_maxf drops NaNs), through
+** scratch[blockDim.x] in shared memory.  Called by every thread; returns the
+** maximum to all of them and leaves scratch reusable after a barrier.
+*/
+static __device__ float csa_block_max(float m, float *scratch) {
+  const int tid = threadIdx.x, nthreads = blockDim.x;
+  int w;
+  scratch[tid] = m;
+  __syncthreads();
+  if (tid == 0) {
+    for (w = 1; w < nthreads; w++) m = nx_maxf(m, scratch[w]);
+    scratch[0] = m;
+  }
+  __syncthreads();
+  m = scratch[0];
+  __syncthreads(); /* everyone has read it before scratch is written again */
+  return m;
+}
+
+#endif /* CSA_KERNEL_COMMON_H */

@@ -1,0 +1,161 @@
+/*
+** csa_sink_attention.h: one output row (b, s, h) of the CSA sink attention,
+** shared by both compression ratios (csa128.cu, csa4.cu; the oracle's
+** attend_row in oracle/csa128.c and its ratio-4 twin).  CUDA C++, included
+** after numerics.h, nx_csa.h and csa_kernel_common.h.
+**
+** Candidates, c ascending:
+**   dense   c < n_dense (128, or min(kv_used, 128) when start == 0): current_kv
+**           row absolute - kv_base, absolute = dense_start + c, where
+**           dense_start = max(kv_base, max(position - 127, 0)); live when
+**           absolute <= position and absolute - kv_base < kv_used;
+**   record  c = n_dense + slot, slot < count - n_dense: record `slot` (ratio
+**           128: the finished records, all live), or record selection[slot]
+**           (ratio 4: live iff 0 <= record < valid_records).
+** score_c = (sum over d ascending of q[d] * k_c[d]) * scale, then + bias at
+** column c (broadcast); -inf when not live.  Every column of the scores row
+** up to its stride is written (-inf past count): ratio 4 keeps the row as its
+** CandidateAssembly payload.
+** m = max of the scores (order-free, reduced across the block); m == -inf
+** gives a zero row.  Otherwise w_c = nx_expf(score_c - m) for every score
+** that is not -inf (in parallel); den = sum of the w_c over c ascending (one
+** thread), then + nx_expf(sink - m); p_c = w_c / den (in parallel); y[d] =
+** sum over live c ascending of p_c * v_c[d] (one thread per dim).  -inf marks
+** a dead candidate in weights too (neither an exp nor a probability is -inf).
+*/
+#ifndef CSA_SINK_ATTENTION_H
+#define CSA_SINK_ATTENTION_H
+
+#define CSA_ATTN_DIM 512     /* head_dim */
+#define CSA_ATTN_WINDOW 128  /* dense sliding-window candidates */
+
+/* One row's inputs, outputs and candidate geometry (the launcher's kernel fills it). */
+typedef struct csa_attention_row {
+  long long b, s, h, position;
+  long long n_dense, dense_start;
+  long long count;          /* live-or-not candidates: n_dense + records or + topk */
+  long long stride;         /* the scores row's width (>= count) */
+  const int *selection;     /* ratio 4: the row's selected records; NULL: record = slot */
+  long long valid_records;  /* ratio 4: total / 4 */
+  const float *query;       /* the row's 512 query floats */
+  float *y;                 /* the row's 512 outputs */
+  const float *kv_row0;     /* current_kv [L, 512] of batch b */
+  const nx_u8 *rec_row0;    /* the present records of batch b */
+  long long record_bytes;   /* 583 (FP8) or 2048 (the f32 view) */
+  int cache_fp8;
+  float sink, scale;
+  const float *bias;        /* NULL: no bias */
+  const long long *bias_dims;
+  float *scores, *weights;  /* the row's stride floats each; weights may be scores */
+} csa_attention_row;
+
+/* The dense window of the row at position, as csa128.cu and csa4.cu both lay it out. */
+static __device__ __forceinline__ void csa_attention_dense(csa_attention_row *r,
+                                                           const csa_cursor *cur) {
+  r->n_dense = cur->start == 0 ? csa_min_ll(cur->kv_used, CSA_ATTN_WINDOW) : CSA_ATTN_WINDOW;
+  r->dense_start = csa_max_ll(cur->kv_base, csa_max_ll(r->position + 1 - CSA_ATTN_WINDOW, 0));
+}
+
+/* Element d of a stored record: the f32 view, or the FP8 record's value. */
+static __device__ __forceinline__ float csa_record_value(const nx_u8 *rec, int cache_fp8, int d) {
+  return cache_fp8 ? nx_csa_fp8_record_value(rec, d) : ((const float *)rec)[d];
+}
+
+/*
+** Candidate c's key/value row: *kv (dense) or *rec (record), or 0 when c is
+** not live (or beyond count).
+*/
+static __device__ __forceinline__ int csa_candidate(const csa_attention_row *r,
+                                                    const csa_cursor *cur, long long c,
+                                                    const float **kv, const nx_u8 **rec) {
+  *kv = NULL;
+  *rec = NULL;
+  if (c < r->n_dense) {
+    const long long absolute = r->dense_start + c, relative = absolute - cur->kv_base;
+    if (absolute > r->position || relative >= cur->kv_used) return 0;
+    *kv = r->kv_row0 + relative * CSA_ATTN_DIM;
+    return 1;
+  }
+  if (c >= r->count) return 0;
+  {
+    const long long slot = c - r->n_dense;
+    const long long record = r->selection ? (long long)r->selection[slot] : slot;
+    if (r->selection && (record < 0 || record >= r->valid_records)) return 0;
+    *rec = r->rec_row0 + record * r->record_bytes;
+  }
+  return 1;
+}
+
+/*
+** The whole row, by every thread of the block.  q[512], max_scratch[blockDim.x]
+** and *den live in shared memory.  Ends with a barrier, so the caller may
+** start the next row at once.
+*/
+static __device__ void csa_attend_row(const csa_attention_row *r, const csa_cursor *cur, float *q,
+                                      float *max_scratch, float *den) {
+  const int tid = threadIdx.x, nthreads = blockDim.x;
+  float m = csa_neg_inf();
+  long long c;
+  int d;
+
+  for (d = tid; d < CSA_ATTN_DIM; d += nthreads) q[d] = r->query[d];
+  __syncthreads();
+
+  for (c = tid; c < r->stride; c += nthreads) { /* scores, each in one thread */
+    const float *kv;
+    const nx_u8 *rec;
+    float score = csa_neg_inf();
+    if (csa_candidate(r, cur, c, &kv, &rec)) {
+      float acc = 0.0f;
+      if (kv)
+        for (d = 0; d < CSA_ATTN_DIM; d++) acc = acc + q[d] * kv[d];
+      else
+        for (d = 0; d < CSA_ATTN_DIM; d++) acc = acc + q[d] * csa_record_value(rec, r->cache_fp8, d);
+      score = acc * r->scale;
+      if (r->bias) score = score + csa_bias_at(r->bias, r->bias_dims, r->b, r->h, r->s, c);
+    }
+    r->scores[c] = score;
+    m = nx_maxf(m, score);
+  }
+  m = csa_block_max(m, max_scratch);
+
+  if (nx_csa_is_neg_inf(m)) { /* no live candidate: a zero row */
+    for (d = tid; d < CSA_ATTN_DIM; d += nthreads) r->y[d] = 0.0f;
+    __syncthreads();
+    return;
+  }
+
+  /* exps in parallel; their sum ascending in one thread, then the sink */
+  for (c = tid; c < r->stride; c += nthreads) {
+    const float score = r->scores[c];
+    r->weights[c] = nx_csa_is_neg_inf(score) ? score : nx_expf(score - m);
+  }
+  __syncthreads();
+  if (tid == 0) {
+    float sum = 0.0f;
+    for (c = 0; c < r->count; c++)
+      if (!nx_csa_is_neg_inf(r->weights[c])) sum = sum + r->weights[c];
+    *den = sum + nx_expf(r->sink - m);
+  }
+  __syncthreads();
+  for (c = tid; c < r->count; c += nthreads)
+    if (!nx_csa_is_neg_inf(r->weights[c])) r->weights[c] = r->weights[c] / *den;
+  __syncthreads();
+
+  /* y[d] = sum over live c ascending of p_c * v_c[d], one thread per dim */
+  for (d = tid; d < CSA_ATTN_DIM; d += nthreads) {
+    float acc = 0.0f;
+    for (c = 0; c < r->count; c++) {
+      const float p = r->weights[c];
+      const float *kv;
+      const nx_u8 *rec;
+      if (nx_csa_is_neg_inf(p)) continue;
+      csa_candidate(r, cur, c, &kv, &rec); /* live: its score was not -inf */
+      acc = acc + p * (kv ? kv[d] : csa_record_value(rec, r->cache_fp8, d));
+    }
+    r->y[d] = acc;
+  }
+  __syncthreads();
+}
+
+#endif /* CSA_SINK_ATTENTION_H */

@@ -1,0 +1,153 @@
+/*
+** csa4_compress.c: the two ratio-4 compressors, main KV (outputs 1, 2) and
+** index key (outputs 3, 4).  Both are one 8-slot overlapped compressor over
+** a source twice the record's width; they differ only in the width and in
+** how a finished record is rotated and stored.
+**
+** Source: seed 003_9308a65268dfd821.txt, csa_ratio4_main_compress
+** (seed:400-502) and csa_ratio4_index_compress (seed:291-390), single-thread
+** serial loops whose order is the order of every sum here.  oracle/SPEC.md
+** "CompressedSparseAttention, ratio 4", R2 and R3, gives the formulas:
+**
+**   carry    slots 0..3 hold the previous block, 4..7 the current one;
+**            token pos writes slot 4 + (pos & 3): kv, and gate + ape[pos & 3]
+**   pool[d]  nx_csa_pool over the 8 slots: slots 0..3 read source dim d,
+**            slots 4..7 dim D + d (the overlapped window); bf16
+**   rec[d]   bf16((pool[d] * 1/sqrt(sum pool^2 / D + 1e-6)) * norm[d])
+**   main     RoPE tail (dims 448..511) at the block start pos - 3, then the
+**            583-byte FP8 record
+**   index    RoPE tail (dims 64..127) at pos - 3, Walsh-Hadamard, bf16(x *
+**            1/sqrt(128)), then the 68-byte FP4 record
+**   then     slots 4..7 move to 0..3; 4..7 reset to (+0, -inf)
+**
+** Exactness: the shared nx_csa.h functions, one IEEE binary32 operation at a
+** time (DESIGN.md); nx_expf, nx_powf and nx_sincosf are correctly rounded.
+** NaN / inf: as nx_csa_pool (a NaN score enters the sums; eight -inf scores
+** give 0/0 = NaN); bf16 is the seeds' formula, which does not keep NaN.
+*/
+#include "oracle/csa4_stages.h"
+
+#include "oracle/numerics/numerics.h"
+#include "oracle/numerics/nx_csa.h"
+
+#include <string.h>
+
+/* One compressed stream: the main KV (D = 512) or the index key (D = 128). */
+typedef struct stream {
+  int dim, record_bytes;
+  const float *kv, *gate, *ape, *norm; /* [B, S, 2D], [B, S, 2D], [4, 2D], [D] */
+  const float *past_carry;             /* [B, 8, 2, 2D] */
+  float *carry;                        /* [B, 8, 2, 2D] */
+  const unsigned char *past;           /* [B, past_capacity, record_bytes] */
+  unsigned char *cache;                /* [B, present_capacity, record_bytes] */
+  long long past_capacity, present_capacity;
+  void (*rotate)(float *rec, long long block_start); /* after the norm */
+  void (*write)(const float *rec, unsigned char *out);
+  float *trace; /* [B, present_capacity, D]: rec after rotate, or NULL */
+} stream;
+
+/* Slot j's kv (state 0) or score (state 1), source dim 0, in one batch row of the carry. */
+static float *slot_at(const stream *st, float *carry_row, int slot, int state) {
+  return carry_row + (long long)(2 * slot + state) * (2 * st->dim);
+}
+
+/* Slots [first, first + n) back to kv = +0, score = -inf (seed:308-314, 381-388). */
+static void slots_reset(const stream *st, float *carry_row, int first, int n) {
+  int j, i;
+  for (j = first; j < first + n; j++)
+    for (i = 0; i < 2 * st->dim; i++) {
+      slot_at(st, carry_row, j, 0)[i] = 0.0f;
+      slot_at(st, carry_row, j, 1)[i] = nx_f32_from_bits(NX_CSA_NEG_INF_BITS);
+    }
+}
+
+/* Pool and RMSNorm of the completed block (seed:329-355, 441-470). */
+static void record_pool_norm(const stream *st, float *carry_row, float *rec) {
+  float inv_rms;
+  int dd;
+  for (dd = 0; dd < st->dim; dd++)
+    rec[dd] = nx_csa_pool(slot_at(st, carry_row, 0, 1) + dd, slot_at(st, carry_row, 0, 0) + dd, CSA4_SLOTS,
+                          2 * (2 * st->dim), CSA4_SLOTS / 2, st->dim);
+  inv_rms = nx_csa_inv_rms(nx_csa_square_sum(rec, st->dim), st->dim);
+  for (dd = 0; dd < st->dim; dd++) rec[dd] = nx_csa_norm_value(rec[dd], inv_rms, st->norm[dd]);
+}
+
+/*
+** One batch row.  Present records [0, past_records) are the past's bytes;
+** [past_records, capacity) start as zero bytes (*ours*: the seed leaves
+** them unwritten) and the emitted ones overwrite theirs.
+*/
+static void compress_row(const csa_dims *d, const stream *st, long long b) {
+  const long long source = 2 * st->dim, carry_floats = CSA4_SLOTS * 2 * source;
+  const size_t rb = (size_t)st->record_bytes;
+  float *carry = st->carry + b * carry_floats, rec[CSA_HEAD_DIM];
+  long long s, emitted = 0;
+  memcpy(carry, st->past_carry + b * carry_floats, (size_t)carry_floats * sizeof(float));
+  memcpy(st->cache + (size_t)(b * st->present_capacity) * rb, st->past + (size_t)(b * st->past_capacity) * rb,
+         (size_t)d->past_records * rb);
+  memset(st->cache + (size_t)(b * st->present_capacity + d->past_records) * rb, 0,
+         (size_t)(st->present_capacity - d->past_records) * rb);
+  if (d->start == 0) slots_reset(st, carry, 0, CSA4_SLOTS);
+  for (s = 0; s < d->seq; s++) {
+    const long long pos = d->start + s, row = (b * d->seq + s) * source;
+    const int phase = (int)(pos & 3);
+    long long i, at;
+    for (i = 0; i < source; i++) {
+      slot_at(st, carry, 4 + phase, 0)[i] = st->kv[row + i];
+      slot_at(st, carry, 4 + phase, 1)[i] = st->gate[row + i] + st->ape[phase * source + i];
+    }
+    if (((pos + 1) & 3) != 0) continue; /* block not complete? */
+    record_pool_norm(st, carry, rec);
+    st->rotate(rec, pos - 3);
+    at = b * st->present_capacity + d->past_records + emitted++;
+    if (st->trace) memcpy(st->trace + at * st->dim, rec, (size_t)st->dim * sizeof(float));
+    st->write(rec, st->cache + (size_t)at * rb);
+    /* the current block becomes the previous one (seed:381-388) */
+    memcpy(slot_at(st, carry, 0, 0), slot_at(st, carry, 4, 0), (size_t)(4 * 2 * source) * sizeof(float));
+    slots_reset(st, carry, 4, 4);
+  }
+}
+
+/* ---- the main KV stream (seed:400-502) ------------------------------------ */
+
+static void main_rotate(float *rec, long long block_start) { nx_csa_rope_tail(rec + CSA_NOPE_DIM, block_start); }
+
+static void main_write(const float *rec, unsigned char *out) { nx_csa_fp8_record_write(rec, out); }
+
+void csa4_compress_main(const csa_dims *d, const tensor *const *in, tensor *const *out, float *trace) {
+  stream st;
+  long long b;
+  st.dim = CSA_HEAD_DIM, st.record_bytes = CSA_FP8_RECORD_BYTES;
+  st.kv = in[CSA_IN_COMPRESSOR_KV]->data, st.gate = in[CSA_IN_COMPRESSOR_GATE]->data;
+  st.ape = in[CSA_IN_COMPRESSOR_APE]->data, st.norm = in[CSA_IN_COMPRESSOR_NORM]->data;
+  st.past_carry = in[CSA_IN_PAST_CARRY]->data, st.carry = out[CSA_OUT_PRESENT_CARRY]->data;
+  st.past = in[CSA_IN_PAST_COMPRESSED_KV]->data, st.cache = out[CSA_OUT_PRESENT_COMPRESSED_KV]->data;
+  st.past_capacity = d->past_capacity, st.present_capacity = d->present_capacity;
+  st.rotate = main_rotate, st.write = main_write, st.trace = trace;
+  for (b = 0; b < d->batch; b++) compress_row(d, &st, b);
+}
+
+/* ---- the index key stream (seed:291-390) ---------------------------------- */
+
+void csa4_index_rotate(float *x, long long pos) {
+  const float scale = nx_csa_rsqrt_exact(CSA4_INDEX_DIM);
+  int dd;
+  nx_csa_rope_tail(x + CSA4_INDEX_DIM - CSA_ROPE_DIM, pos);
+  nx_csa_hadamard(x, CSA4_INDEX_DIM);
+  for (dd = 0; dd < CSA4_INDEX_DIM; dd++) x[dd] = nx_bf16_round(x[dd] * scale);
+}
+
+static void index_write(const float *rec, unsigned char *out) { nx_csa_fp4_record_write(rec, out); }
+
+void csa4_compress_index(const csa_dims *d, const tensor *const *in, tensor *const *out, float *trace) {
+  stream st;
+  long long b;
+  st.dim = CSA4_INDEX_DIM, st.record_bytes = CSA4_INDEX_RECORD_BYTES;
+  st.kv = in[CSA_IN_INDEX_KV]->data, st.gate = in[CSA_IN_INDEX_GATE]->data;
+  st.ape = in[CSA_IN_INDEX_APE]->data, st.norm = in[CSA_IN_INDEX_NORM]->data;
+  st.past_carry = in[CSA_IN_PAST_INDEX_CARRY]->data, st.carry = out[CSA_OUT_PRESENT_INDEX_CARRY]->data;
+  st.past = in[CSA_IN_PAST_INDEX_KEY]->data, st.cache = out[CSA_OUT_PRESENT_INDEX_KEY]->data;
+  st.past_capacity = d->index_past_capacity, st.present_capacity = d->index_present_capacity;
+  st.rotate = csa4_index_rotate, st.write = index_write, st.trace = trace;
+  for (b = 0; b < d->batch; b++) compress_row(d, &st, b);
+}

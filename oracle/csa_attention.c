@@ -1,0 +1,124 @@
+/*
+** csa_attention.c: the sink-softmax attention row of both CSA ratios (see
+** csa_attention.h; oracle/SPEC.md C3 and R7; seed:691-859 and 862-990).
+**
+** Exactness: one IEEE binary32 operation at a time, rounded to nearest,
+** nothing fused (-ffp-contract=off); the dot products and the three softmax
+** sums start at +0.0f and run in ascending index order, as the seed kernels'
+** single-thread loops do.  nx_expf (correctly rounded) stands in for the
+** seed's (float)exp((double)x) and nx_maxf for fmaxf (DESIGN.md).  Work is
+** reordered only across independent sums: several candidates' dot products
+** advance together, and y is accumulated candidate by candidate, so each
+** single sum keeps its order and its bits.
+** NaN / inf: a NaN score is skipped by the max but enters the sums (y NaN);
+** -inf scores are no candidates; a row whose scores are all -inf or NaN is
+** all-masked and stores +0 (the sink alone gives no row, seed:816-820).
+*/
+#include "oracle/csa_attention.h"
+
+#include "oracle/numerics/numerics.h"
+#include "oracle/numerics/nx_csa.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#define DOT_LANES 8 /* candidates whose dot products advance together */
+
+void *csa_alloc_or_die(size_t count, size_t size, int line) {
+  void *p = calloc(count ? count : 1, size ? size : 1);
+  if (!p) {
+    fprintf(stderr, "%s:%d: out of memory\n", __FILE__, line);
+    abort();
+  }
+  return p;
+}
+
+csa_window csa_window_of(const csa_dims *d, long long s) {
+  csa_window w;
+  long long first;
+  w.dense = CSA_DENSE_WINDOW;
+  if (d->start == 0) w.dense = d->kv_used < CSA_DENSE_WINDOW ? d->kv_used : CSA_DENSE_WINDOW;
+  w.position = d->start + s;
+  first = w.position + 1 - CSA_DENSE_WINDOW;
+  if (first < 0) first = 0;
+  w.dense_start = d->kv_base > first ? d->kv_base : first;
+  return w;
+}
+
+const float *csa_dense_value(const csa_dims *d, const tensor *current_kv, long long b, const csa_window *w,
+                             long long c) {
+  const long long abs_pos = w->dense_start + c, rel = abs_pos - d->kv_base;
+  if (abs_pos > w->position || rel >= d->kv_used) return NULL; /* future, or beyond the prefix? */
+  return (const float *)current_kv->data + (b * d->kv_len + rel) * CSA_HEAD_DIM;
+}
+
+const float *csa_bias_row(const csa_dims *d, const tensor *const *in, long long b, long long h, long long s,
+                          long long *step) {
+  const long long logical[3] = {b, h, s};
+  long long off = 0;
+  int axis;
+  *step = 0;
+  if (!d->has_bias) return NULL;
+  for (axis = 0; axis < 3; axis++) off = off * d->bias_dims[axis] + (d->bias_dims[axis] == 1 ? 0 : logical[axis]);
+  off *= d->bias_dims[3]; /* the candidate axis is last and contiguous */
+  *step = d->bias_dims[3] == 1 ? 0 : 1;
+  return (const float *)in[CSA_IN_BIAS]->data + off;
+}
+
+void csa_fp8_record_decode(const unsigned char *rec, float *out) {
+  int dd;
+  for (dd = 0; dd < CSA_HEAD_DIM; dd++) out[dd] = nx_csa_fp8_record_value(rec, dd);
+}
+
+/* acc[k] = sum_d q[d] * v[k][d] for n <= DOT_LANES vectors, each sum ascending in d. */
+static void dot_lanes(const float *q, const float *const *v, int n, float *acc) {
+  int k, dd;
+  for (k = 0; k < n; k++) acc[k] = 0.0f;
+  for (dd = 0; dd < CSA_HEAD_DIM; dd++)
+    for (k = 0; k < n; k++) acc[k] = acc[k] + q[dd] * v[k][dd];
+}
+
+/* score[c] for every candidate (-inf where none) and their max. */
+static float row_scores(const float *q, const float *const *values, long long count, const float *bias_row,
+                        long long bias_step, float scale, float *score, long long score_len) {
+  const float *lane_v[DOT_LANES];
+  long long lane_c[DOT_LANES], c;
+  float acc[DOT_LANES], m = nx_f32_from_bits(NX_CSA_NEG_INF_BITS);
+  int n = 0, k;
+  for (c = 0; c < score_len; c++) score[c] = nx_f32_from_bits(NX_CSA_NEG_INF_BITS);
+  for (c = 0; c <= count; c++) {
+    if (c < count && values[c]) lane_v[n] = values[c], lane_c[n++] = c;
+    if (n < DOT_LANES && c < count) continue; /* gather more lanes first? */
+    dot_lanes(q, lane_v, n, acc);
+    for (k = 0; k < n; k++) {
+      float sc = acc[k] * scale;
+      if (bias_row) sc = sc + bias_row[lane_c[k] * bias_step];
+      score[lane_c[k]] = sc;
+    }
+    n = 0;
+  }
+  for (c = 0; c < count; c++) /* ascending, though the max of non-NaN floats is order-free */
+    if (values[c]) m = nx_maxf(m, score[c]);
+  return m;
+}
+
+void csa_attend_row(const float *q, const float *const *values, long long count, const float *bias_row,
+                    long long bias_step, float scale, float sink, float *prob, float *score, long long score_len,
+                    float *y) {
+  const float m = row_scores(q, values, count, bias_row, bias_step, scale, score, score_len);
+  float den = 0.0f;
+  long long c;
+  int dd;
+  for (dd = 0; dd < CSA_HEAD_DIM; dd++) y[dd] = 0.0f;
+  if (nx_csa_is_neg_inf(m)) return; /* all masked: +0 */
+  for (c = 0; c < count; c++)
+    if (!nx_csa_is_neg_inf(score[c])) den = den + nx_expf(score[c] - m);
+  den = den + nx_expf(sink - m); /* after the max: a logit-only mass */
+  /* prob[c] is the same for every dim, so it is computed once per candidate */
+  for (c = 0; c < count; c++) prob[c] = nx_csa_is_neg_inf(score[c]) ? 0.0f : nx_expf(score[c] - m) / den;
+  for (c = 0; c < count; c++) {
+    const float *v = values[c];
+    if (nx_csa_is_neg_inf(score[c])) continue; /* -inf: not live, or masked by its bias */
+    for (dd = 0; dd < CSA_HEAD_DIM; dd++) y[dd] = y[dd] + prob[c] * v[dd];
+  }
+}

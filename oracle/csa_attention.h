@@ -1,0 +1,66 @@
+/*
+** csa_attention.h: the sink-softmax attention row that both CSA ratios share
+** (seed csa_ratio128_sink_attention, seed:691-859, and
+** csa_ratio4_sink_attention, seed:862-990; oracle/SPEC.md sections C3 and
+** R7).  The two seed kernels differ only in where their candidates come
+** from: ratio 128 reads the dense window and then every completed record,
+** ratio 4 the dense window and then the records the indexer selected.  So
+** the caller lists the candidates (one 512-float value vector each, NULL
+** for a candidate that is not live) and csa_attend_row does the rest.
+**
+** Internal to oracle/: csa128.c and csa4.c include it; nothing else should.
+*/
+#ifndef ORACLE_CSA_ATTENTION_H
+#define ORACLE_CSA_ATTENTION_H
+
+#include "oracle/csa.h"
+
+/* Where one query row's dense window lies (seed:715-725, 880-887). */
+typedef struct csa_window {
+  long long position;    /* start + s: the row's absolute position */
+  long long dense;       /* dense candidates: 128, or min(kv_used, 128) at start 0 */
+  long long dense_start; /* absolute position of dense candidate 0 */
+} csa_window;
+
+csa_window csa_window_of(const csa_dims *d, long long s);
+
+/*
+** Dense candidate c (< w->dense) of batch row b: its current_kv row (512
+** floats), or NULL when the position is past the row's own or outside the
+** logical prefix of current_kv (seed:742-747, 895-899).
+*/
+const float *csa_dense_value(const csa_dims *d, const tensor *current_kv, long long b, const csa_window *w,
+                             long long c);
+
+/*
+** The bias of (b, h, s, candidate c) is row[c * step]: size-1 axes read index
+** 0 (seed:752-758).  Returns the row and sets *step (0 when the candidate axis
+** broadcasts, else 1); NULL when there is no bias.
+*/
+const float *csa_bias_row(const csa_dims *d, const tensor *const *in, long long b, long long h, long long s,
+                          long long *step);
+
+/* A 583-byte hybrid record decoded into 512 floats (nx_csa_fp8_record_value, dim by dim). */
+void csa_fp8_record_decode(const unsigned char *rec, float *out);
+
+/*
+** One output row.  values[c] (c < count) is candidate c's 512 floats, NULL
+** when not live.  Writes y[0..512) and score[0..score_len) (score_len >=
+** count; -inf in every column that is no live candidate); prob is scratch
+** of count floats.
+**
+**   score_c = (sum_d q[d] * v_c[d]) * scale [+ bias_row[c * bias_step]]
+**   m = max score_c; m == -inf: y = +0
+**   den = sum_c exp(score_c - m) + exp(sink - m);  y[d] = sum_c (exp(score_c - m) / den) * v_c[d]
+**
+** Every sum runs in ascending c (the seed's order); y's sums are taken
+** candidate by candidate over all d at once, which keeps each y[d]'s order.
+*/
+void csa_attend_row(const float *q, const float *const *values, long long count, const float *bias_row,
+                    long long bias_step, float scale, float sink, float *prob, float *score, long long score_len,
+                    float *y);
+
+/* calloc that aborts with the caller's line when memory runs out (the oracle has no error class for it). */
+void *csa_alloc_or_die(size_t count, size_t size, int line);
+
+#endif
