@@ -18,7 +18,6 @@
 #include "oracle/numerics/numerics.h"
 
 #include <limits.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -163,26 +162,24 @@ static const struct csa_key {
 };
 #define KEY_COUNT ((int)(sizeof spec_keys / sizeof spec_keys[0]))
 
-static int key_index(const char *name, size_t len) {
-  int i;
-  for (i = 0; i < KEY_COUNT; i++)
-    if (strlen(spec_keys[i].name) == len && !strncmp(spec_keys[i].name, name, len)) return i;
-  return -1;
+/* The grammar's view of this family's key table (cases/spec_text.h). */
+static const char *grammar_key_name(int k) { return spec_keys[k].name; }
+static int grammar_key_allowed(const void *c, int k) {
+  return (spec_keys[k].families & F(((const csa_case *)c)->family)) != 0;
+}
+static int grammar_parse_key(void *c, int k, const char *v) { return spec_keys[k].parse((csa_case *)c, v); }
+static int grammar_parse_family(void *c, const char *v) { return vp_family((csa_case *)c, v); }
+static const char *grammar_family_name(const void *c) { return family_names[((const csa_case *)c)->family]; }
+static int grammar_format_key(const void *c, int k, char *o, size_t n) {
+  return spec_keys[k].format((const csa_case *)c, o, n);
 }
 
+static const spec_grammar grammar = {KEY_COUNT,         CSA_CASE_SPEC_MAX,    grammar_key_name,    grammar_key_allowed,
+                                     grammar_parse_key, grammar_parse_family, grammar_family_name, grammar_format_key};
+
 int cases_csa_format(const csa_case *c, char *spec, size_t len) {
-  size_t used = 0;
-  char v[CSA_CASE_SPEC_MAX];
-  int i;
-  if (!len || (unsigned)c->family >= CSA_FAMILY_COUNT) return -1;
-  spec[0] = '\0';
-  for (i = 0; i < KEY_COUNT; i++) {
-    if (!(spec_keys[i].families & F(c->family))) continue;
-    if (spec_keys[i].format(c, v, sizeof v)) return -1;
-    if (csa_case_put(spec + used, len - used, "%s%s=%s", used ? " " : "", spec_keys[i].name, v)) return -1;
-    used += strlen(spec + used);
-  }
-  return 0;
+  if ((unsigned)c->family >= CSA_FAMILY_COUNT) return -1;
+  return spec_format_tokens(&grammar, c, spec, len);
 }
 
 int cases_csa_id(const csa_case *c, char *id, size_t len) {
@@ -200,19 +197,6 @@ int cases_csa_expected(const csa_case *c, int *code) {
 
 /* ------------------------------------------------ consistency rules */
 
-/* Formats "inconsistent token 'key=value': why" and returns -1. */
-static int inconsistent(const csa_case *c, const char *key, char *err, size_t len, const char *fmt, ...) {
-  char v[CSA_CASE_SPEC_MAX] = "", why[256];
-  int k = key_index(key, strlen(key));
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(why, sizeof why, fmt, ap);
-  va_end(ap);
-  if (k >= 0 && spec_keys[k].format(c, v, sizeof v)) v[0] = '\0';
-  spec_set_err(err, len, "inconsistent token '%s=%.200s': %s", key, v, why);
-  return -1;
-}
-
 /* Does the bias broadcast to [B, heads, S, 128 + cap] at a step of length S? */
 static int bias_fits(const csa_case *c, long long seq) {
   long long target[4] = {c->batch, c->heads, seq, CSA_DENSE_WINDOW + c->capacity}, d4[4];
@@ -225,18 +209,20 @@ static int bias_fits(const csa_case *c, long long seq) {
 
 static int check_contract(const csa_case *c, char *err, size_t len) {
   if (!csa_case_contract_applies(c->contract, CSA128_RATIO))
-    return inconsistent(c, "contract", err, len, "applies to ratio 4 only");
+    return spec_inconsistent(&grammar, c, "contract", err, len, "applies to ratio 4 only");
   switch (c->contract) {
   case CSA_CONTRACT_BIAS_DTYPE:
   case CSA_CONTRACT_BIAS_RANK:
   case CSA_CONTRACT_BIAS_BROADCAST:
   case CSA_CONTRACT_BIAS_CANDIDATES:
-    return c->bias_rank < 0 ? inconsistent(c, "contract", err, len, "needs a bias") : 0;
+    return c->bias_rank < 0 ? spec_inconsistent(&grammar, c, "contract", err, len, "needs a bias") : 0;
   case CSA_CONTRACT_PAST_CAPACITY:
-    return c->start < CSA128_RATIO ? inconsistent(c, "contract", err, len, "needs start >= 128 (a past record)") : 0;
+    return c->start < CSA128_RATIO
+               ? spec_inconsistent(&grammar, c, "contract", err, len, "needs start >= 128 (a past record)")
+               : 0;
   case CSA_CONTRACT_PRESENT_CAPACITY:
     return c->start + c->prefill < CSA128_RATIO
-               ? inconsistent(c, "contract", err, len, "needs start + prefill >= 128 (a record to hold)")
+               ? spec_inconsistent(&grammar, c, "contract", err, len, "needs start + prefill >= 128 (a record to hold)")
                : 0;
   default: return 0;
   }
@@ -246,35 +232,23 @@ static int check_contract(const csa_case *c, char *err, size_t len) {
 static int check_case(const csa_case *c, char *err, size_t len) {
   long long final_total = case_final_total(c);
   if (c->family == CSA_FAMILY_CHAIN && c->start != 0)
-    return inconsistent(c, "start", err, len, "csa128.chain starts a fresh sequence (start=0)");
+    return spec_inconsistent(&grammar, c, "start", err, len, "csa128.chain starts a fresh sequence (start=0)");
   if (c->family == CSA_FAMILY_STATE && c->start == 0)
-    return inconsistent(c, "start", err, len, "csa128.state starts from a synthetic state (start > 0)");
+    return spec_inconsistent(&grammar, c, "start", err, len, "csa128.state starts from a synthetic state (start > 0)");
   if (c->family == CSA_FAMILY_CONTRACT && c->decode != 0)
-    return inconsistent(c, "decode", err, len, "csa128.contract is one step (decode=0)");
-  if (final_total > CSA_START_MAX) return inconsistent(c, "start", err, len, "the final total is above 2^40");
+    return spec_inconsistent(&grammar, c, "decode", err, len, "csa128.contract is one step (decode=0)");
+  if (final_total > CSA_START_MAX)
+    return spec_inconsistent(&grammar, c, "start", err, len, "the final total is above 2^40");
   if (c->capacity < final_total / CSA128_RATIO)
-    return inconsistent(c, "cap", err, len, "holds fewer than the %lld records of the final total %lld",
-                        final_total / CSA128_RATIO, final_total);
+    return spec_inconsistent(&grammar, c, "cap", err, len, "holds fewer than the %lld records of the final total %lld",
+                             final_total / CSA128_RATIO, final_total);
   if (c->bias_rank >= 0 && (!bias_fits(c, c->prefill) || (c->decode && !bias_fits(c, 1))))
-    return inconsistent(c, "bias", err, len, "does not broadcast to [%lld, %lld, S, %lld] at every step", c->batch,
-                        c->heads, CSA_DENSE_WINDOW + c->capacity);
+    return spec_inconsistent(&grammar, c, "bias", err, len, "does not broadcast to [%lld, %lld, S, %lld] at every step",
+                             c->batch, c->heads, CSA_DENSE_WINDOW + c->capacity);
   return c->family == CSA_FAMILY_CONTRACT ? check_contract(c, err, len) : 0;
 }
 
 /* ------------------------------------------------------------- parse */
-
-/* The grammar's view of this family's key table (cases/spec_text.h). */
-static const char *grammar_key_name(int k) { return spec_keys[k].name; }
-static int grammar_key_allowed(const void *c, int k) {
-  return (spec_keys[k].families & F(((const csa_case *)c)->family)) != 0;
-}
-static int grammar_parse_key(void *c, int k, const char *v) { return spec_keys[k].parse((csa_case *)c, v); }
-static int grammar_parse_family(void *c, const char *v) { return vp_family((csa_case *)c, v); }
-static const char *grammar_family_name(const void *c) { return family_names[((const csa_case *)c)->family]; }
-
-static const spec_grammar grammar = {KEY_COUNT,           CSA_CASE_SPEC_MAX,           grammar_key_name,
-                                     grammar_key_allowed, grammar_parse_key, grammar_parse_family,
-                                     grammar_family_name};
 
 int cases_csa_parse(const char *spec, csa_case *c, char *err, size_t err_len) {
   memset(c, 0, sizeof *c);

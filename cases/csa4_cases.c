@@ -8,7 +8,6 @@
 #include "cases/case_spec.h"
 #include "cases/spec_text.h"
 
-#include <stdarg.h>
 #include <string.h>
 
 /* ---------------------------------------------------------------- names */
@@ -155,26 +154,24 @@ static const struct csa4_key {
 };
 #define KEY_COUNT ((int)(sizeof spec_keys / sizeof spec_keys[0]))
 
-static int key_index(const char *name) {
-  int i;
-  for (i = 0; i < KEY_COUNT; i++)
-    if (!strcmp(spec_keys[i].name, name)) return i;
-  return -1;
+/* The grammar's view of the key table (cases/spec_text.h). */
+static const char *grammar_key_name(int k) { return spec_keys[k].name; }
+static int grammar_key_allowed(const void *c, int k) {
+  return (spec_keys[k].families & F(((const csa4_case *)c)->family)) != 0;
+}
+static int grammar_parse_key(void *c, int k, const char *v) { return spec_keys[k].parse((csa4_case *)c, v); }
+static int grammar_parse_family(void *c, const char *v) { return vp_family((csa4_case *)c, v); }
+static const char *grammar_family_name(const void *c) { return family_names[((const csa4_case *)c)->family]; }
+static int grammar_format_key(const void *c, int k, char *o, size_t n) {
+  return spec_keys[k].format((const csa4_case *)c, o, n);
 }
 
+static const spec_grammar grammar = {KEY_COUNT,         CSA4_CASE_SPEC_MAX,   grammar_key_name,    grammar_key_allowed,
+                                     grammar_parse_key, grammar_parse_family, grammar_family_name, grammar_format_key};
+
 int cases_csa4_format(const csa4_case *c, char *spec, size_t len) {
-  size_t used = 0;
-  char v[CSA4_CASE_SPEC_MAX];
-  int i;
-  if (!len || (unsigned)c->family >= CSA4_FAMILY_COUNT) return -1;
-  spec[0] = '\0';
-  for (i = 0; i < KEY_COUNT; i++) {
-    if (!(spec_keys[i].families & F(c->family))) continue;
-    if (spec_keys[i].format(c, v, sizeof v)) return -1;
-    if (csa_case_put(spec + used, len - used, "%s%s=%s", used ? " " : "", spec_keys[i].name, v)) return -1;
-    used += strlen(spec + used);
-  }
-  return 0;
+  if ((unsigned)c->family >= CSA4_FAMILY_COUNT) return -1;
+  return spec_format_tokens(&grammar, c, spec, len);
 }
 
 int cases_csa4_id(const csa4_case *c, char *id, size_t len) {
@@ -199,21 +196,6 @@ int cases_csa4_expected_site(const csa4_case *c, int *input, int *axis) {
 
 /* ------------------------------------------------ consistency rules */
 
-/* Formats "inconsistent token 'key=value': why" and returns -1. */
-static int inconsistent(const csa4_case *c, const char *key, char *err, size_t len, const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
-static int inconsistent(const csa4_case *c, const char *key, char *err, size_t len, const char *fmt, ...) {
-  char v[CSA4_CASE_SPEC_MAX] = "", why[256];
-  int k = key_index(key);
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(why, sizeof why, fmt, ap);
-  va_end(ap);
-  if (k >= 0 && spec_keys[k].format(c, v, sizeof v)) v[0] = '\0';
-  spec_set_err(err, len, "inconsistent token '%s=%.200s': %s", key, v, why);
-  return -1;
-}
-
 /* Does the bias broadcast to [B, heads, S, 128 + topk] at a step of length S? */
 static int bias_fits(const csa4_case *c, long long seq) {
   long long target[4] = {c->batch, c->heads, seq, csa4_candidates(c)}, d4[4];
@@ -227,14 +209,15 @@ static int bias_fits(const csa4_case *c, long long seq) {
 static int check_contract(const csa4_case *c, char *err, size_t len) {
   int code = c->contract;
   if (!csa_case_contract_applies(code, CSA4_RATIO))
-    return inconsistent(c, "contract", err, len, "applies to ratio 128 only");
+    return spec_inconsistent(&grammar, c, "contract", err, len, "applies to ratio 128 only");
   if (csa4_contract_site(c, NULL))
-    return inconsistent(c, "at", err, len, "%s cannot be broken there", csa_contract_name(code));
-  if (c->contract_site == CSA_IN_BIAS && c->bias_rank < 0) return inconsistent(c, "contract", err, len, "needs a bias");
+    return spec_inconsistent(&grammar, c, "at", err, len, "%s cannot be broken there", csa_contract_name(code));
+  if (c->contract_site == CSA_IN_BIAS && c->bias_rank < 0)
+    return spec_inconsistent(&grammar, c, "contract", err, len, "needs a bias");
   if (code == CSA_CONTRACT_PAST_CAPACITY && c->start < CSA4_RATIO)
-    return inconsistent(c, "contract", err, len, "needs start >= 4 (a past record)");
+    return spec_inconsistent(&grammar, c, "contract", err, len, "needs start >= 4 (a past record)");
   if (code == CSA_CONTRACT_PRESENT_CAPACITY && c->start + c->prefill < CSA4_RATIO)
-    return inconsistent(c, "contract", err, len, "needs start + prefill >= 4 (a record to hold)");
+    return spec_inconsistent(&grammar, c, "contract", err, len, "needs start + prefill >= 4 (a record to hold)");
   return 0;
 }
 
@@ -242,34 +225,24 @@ static int check_contract(const csa4_case *c, char *err, size_t len) {
 static int check_case(const csa4_case *c, char *err, size_t len) {
   long long final_total = csa4_final_total(c);
   if ((c->family == CSA4_FAMILY_CHAIN || c->family == CSA4_FAMILY_TIES) && c->start != 0)
-    return inconsistent(c, "start", err, len, "%s starts a fresh sequence (start=0)", family_names[c->family]);
+    return spec_inconsistent(&grammar, c, "start", err, len, "%s starts a fresh sequence (start=0)",
+                             family_names[c->family]);
   if (c->family == CSA4_FAMILY_STATE && c->start == 0)
-    return inconsistent(c, "start", err, len, "csa4.state starts from a synthetic state (start > 0)");
+    return spec_inconsistent(&grammar, c, "start", err, len, "csa4.state starts from a synthetic state (start > 0)");
   if (c->family == CSA4_FAMILY_CONTRACT && c->decode != 0)
-    return inconsistent(c, "decode", err, len, "csa4.contract is one step (decode=0)");
-  if (final_total > CSA4_START_MAX) return inconsistent(c, "start", err, len, "the final total is above 2^40");
+    return spec_inconsistent(&grammar, c, "decode", err, len, "csa4.contract is one step (decode=0)");
+  if (final_total > CSA4_START_MAX)
+    return spec_inconsistent(&grammar, c, "start", err, len, "the final total is above 2^40");
   if (c->capacity < final_total / CSA4_RATIO)
-    return inconsistent(c, "cap", err, len, "holds fewer than the %lld records of the final total %lld",
-                        final_total / CSA4_RATIO, final_total);
+    return spec_inconsistent(&grammar, c, "cap", err, len, "holds fewer than the %lld records of the final total %lld",
+                             final_total / CSA4_RATIO, final_total);
   if (c->bias_rank >= 0 && (!bias_fits(c, c->prefill) || (c->decode && !bias_fits(c, 1))))
-    return inconsistent(c, "bias", err, len, "does not broadcast to [%lld, %lld, S, %lld] at every step", c->batch,
-                        c->heads, csa4_candidates(c));
+    return spec_inconsistent(&grammar, c, "bias", err, len, "does not broadcast to [%lld, %lld, S, %lld] at every step",
+                             c->batch, c->heads, csa4_candidates(c));
   return c->family == CSA4_FAMILY_CONTRACT ? check_contract(c, err, len) : 0;
 }
 
 /* ------------------------------------------------------------- parse */
-
-/* The grammar's view of the key table (cases/spec_text.h). */
-static const char *grammar_key_name(int k) { return spec_keys[k].name; }
-static int grammar_key_allowed(const void *c, int k) {
-  return (spec_keys[k].families & F(((const csa4_case *)c)->family)) != 0;
-}
-static int grammar_parse_key(void *c, int k, const char *v) { return spec_keys[k].parse((csa4_case *)c, v); }
-static int grammar_parse_family(void *c, const char *v) { return vp_family((csa4_case *)c, v); }
-static const char *grammar_family_name(const void *c) { return family_names[((const csa4_case *)c)->family]; }
-
-static const spec_grammar grammar = {KEY_COUNT,         CSA4_CASE_SPEC_MAX,   grammar_key_name,   grammar_key_allowed,
-                                     grammar_parse_key, grammar_parse_family, grammar_family_name};
 
 int cases_csa4_parse(const char *spec, csa4_case *c, char *err, size_t err_len) {
   memset(c, 0, sizeof *c);

@@ -19,7 +19,6 @@
 
 #include <ctype.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -428,36 +427,22 @@ static const struct is_key {
 };
 #define KEY_COUNT ((int)(sizeof spec_keys / sizeof spec_keys[0]))
 
-static int key_index(const char *name, size_t len) {
-  int i;
-  for (i = 0; i < KEY_COUNT; i++)
-    if (strlen(spec_keys[i].name) == len && !strncmp(spec_keys[i].name, name, len)) return i;
-  return -1;
+/* The grammar's view of this family's key table (cases/spec_text.h). */
+static const char *grammar_key_name(int k) { return spec_keys[k].name; }
+static int grammar_key_allowed(const void *c, int k) {
+  return (spec_keys[k].families & F(((const is_case *)c)->family)) != 0;
+}
+static int grammar_parse_key(void *c, int k, const char *v) { return spec_keys[k].parse((is_case *)c, v); }
+static int grammar_parse_family(void *c, const char *v) { return vp_family((is_case *)c, v); }
+static const char *grammar_family_name(const void *c) { return family_names[((const is_case *)c)->family]; }
+static int grammar_format_key(const void *c, int k, char *o, size_t n) {
+  return spec_keys[k].format((const is_case *)c, o, n);
 }
 
-/* "key=value" of c, for messages. */
-static void key_token(const is_case *c, const char *name, char *out, size_t len) {
-  int k = key_index(name, strlen(name));
-  char v[IS_CASE_SPEC_MAX];
-  if (k < 0 || spec_keys[k].format(c, v, sizeof v)) v[0] = '\0';
-  snprintf(out, len, "%s=%.*s", name, 200, v);
-}
+static const spec_grammar grammar = {KEY_COUNT,         IS_CASE_SPEC_MAX,     grammar_key_name,    grammar_key_allowed,
+                                     grammar_parse_key, grammar_parse_family, grammar_family_name, grammar_format_key};
 
-int cases_is_format(const is_case *c, char *spec, size_t len) {
-  size_t used = 0;
-  char v[IS_CASE_SPEC_MAX];
-  int i, w;
-  if (!len) return -1;
-  spec[0] = '\0';
-  for (i = 0; i < KEY_COUNT; i++) {
-    if (!(spec_keys[i].families & F(c->family))) continue;
-    if (spec_keys[i].format(c, v, sizeof v)) return -1;
-    w = snprintf(spec + used, len - used, "%s%s=%s", used ? " " : "", spec_keys[i].name, v);
-    if (w < 0 || (size_t)w >= len - used) return -1;
-    used += (size_t)w;
-  }
-  return 0;
-}
+int cases_is_format(const is_case *c, char *spec, size_t len) { return spec_format_tokens(&grammar, c, spec, len); }
 
 int cases_is_id(const is_case *c, char *id, size_t len) {
   char spec[IS_CASE_SPEC_MAX];
@@ -470,18 +455,6 @@ void cases_is_bounds(const is_case *c, long long *bound) {
 }
 
 /* ------------------------------------------------ consistency rules */
-
-/* Formats "inconsistent token 'key=value': why" and returns -1. */
-static int inconsistent(const is_case *c, const char *key, char *err, size_t len, const char *fmt, ...) {
-  char tok[256], why[256];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(why, sizeof why, fmt, ap);
-  va_end(ap);
-  key_token(c, key, tok, sizeof tok);
-  spec_set_err(err, len, "inconsistent token '%s': %s", tok, why);
-  return -1;
-}
 
 /* The bias covers every column with one value (rank 0, or a last dim of 1). */
 static int bias_k_broadcast(const is_case *c) { return c->bias_rank == 0 || c->bias_shape[c->bias_rank - 1] == 1; }
@@ -517,20 +490,25 @@ static int plant_feasible(int rule, long long column, long long K, long long bnd
 
 static int check_capacity(const is_case *c, char *err, size_t len) {
   int i;
-  if (!c->capacity) return c->n_valid_len ? inconsistent(c, "vlen", err, len, "vlen is for present=cap") : 0;
-  if (c->n_outputs != 3) return inconsistent(c, "present", err, len, "a capacity present needs out=3");
-  if (c->past_seq <= 0) return inconsistent(c, "present", err, len, "a capacity present needs sp > 0");
-  if (!case_has_bias(c)) return inconsistent(c, "present", err, len, "a capacity present needs a bias");
-  if (c->n_valid_len != c->batch) return inconsistent(c, "vlen", err, len, "needs one entry per batch (b=%lld)", c->batch);
+  if (!c->capacity)
+    return c->n_valid_len ? spec_inconsistent(&grammar, c, "vlen", err, len, "vlen is for present=cap") : 0;
+  if (c->n_outputs != 3) return spec_inconsistent(&grammar, c, "present", err, len, "a capacity present needs out=3");
+  if (c->past_seq <= 0) return spec_inconsistent(&grammar, c, "present", err, len, "a capacity present needs sp > 0");
+  if (!case_has_bias(c)) return spec_inconsistent(&grammar, c, "present", err, len, "a capacity present needs a bias");
+  if (c->n_valid_len != c->batch)
+    return spec_inconsistent(&grammar, c, "vlen", err, len, "needs one entry per batch (b=%lld)", c->batch);
   for (i = 0; i < c->n_valid_len; i++) {
     long long v = c->valid_len[i];
-    if (v > c->past_seq) return inconsistent(c, "vlen", err, len, "%lld is above the capacity sp=%lld", v, c->past_seq);
+    if (v > c->past_seq)
+      return spec_inconsistent(&grammar, c, "vlen", err, len, "%lld is above the capacity sp=%lld", v, c->past_seq);
     if (v == 0 && c->family != IS_FAMILY_CAPFRONT)
-      return inconsistent(c, "vlen", err, len, "a valid length of 0 only belongs in is.capfront");
+      return spec_inconsistent(&grammar, c, "vlen", err, len, "a valid length of 0 only belongs in is.capfront");
     if (bias_b_broadcast(c) && v != c->valid_len[0])
-      return inconsistent(c, "vlen", err, len, "the bias broadcasts over batch, so it carries one valid length");
+      return spec_inconsistent(&grammar, c, "vlen", err, len,
+                               "the bias broadcasts over batch, so it carries one valid length");
     if (bias_k_broadcast(c) && v != 0 && v != c->past_seq)
-      return inconsistent(c, "vlen", err, len, "the bias broadcasts over columns, so the valid length is 0 or sp");
+      return spec_inconsistent(&grammar, c, "vlen", err, len,
+                               "the bias broadcasts over columns, so the valid length is 0 or sp");
   }
   return 0;
 }
@@ -541,22 +519,27 @@ static int check_contract(const is_case *c, char *err, size_t len) {
   if (ck_info[k].arg == CK_ARG_COUNT) {
     int ok = k == IS_CK_INPUTS ? (c->contract_target == 5 || c->contract_target == 8)
                                : (c->contract_target == 0 || c->contract_target == 2);
-    return ok ? 0 : inconsistent(c, "contract", err, len, "the count must break the arity (inputs 5|8, outputs 0|2)");
+    return ok ? 0
+              : spec_inconsistent(&grammar, c, "contract", err, len,
+                                  "the count must break the arity (inputs 5|8, outputs 0|2)");
   }
   if (ck_info[k].arg != CK_ARG_NONE && !(ck_info[k].slots & S(slot)))
-    return inconsistent(c, "contract", err, len, "%s cannot target %s", ck_names[k], slot_names[slot]);
+    return spec_inconsistent(&grammar, c, "contract", err, len, "%s cannot target %s", ck_names[k], slot_names[slot]);
   if (((slot == IS_IN_PAST_KEY || slot == IS_IN_PAST_VALUE) || k == IS_CK_PAST_UNPAIRED || k == IS_CK_PRESENT_MIXED) &&
       c->past_seq == 0)
-    return inconsistent(c, "contract", err, len, "needs a past (sp > 0)");
+    return spec_inconsistent(&grammar, c, "contract", err, len, "needs a past (sp > 0)");
   if ((slot >= IS_INPUT_COUNT + 1 || k == IS_CK_PRESENT_MIXED) && c->n_outputs != 3)
-    return inconsistent(c, "contract", err, len, "needs the present outputs (out=3)");
-  if (slot == IS_IN_BIAS && !case_has_bias(c)) return inconsistent(c, "contract", err, len, "needs a bias");
+    return spec_inconsistent(&grammar, c, "contract", err, len, "needs the present outputs (out=3)");
+  if (slot == IS_IN_BIAS && !case_has_bias(c))
+    return spec_inconsistent(&grammar, c, "contract", err, len, "needs a bias");
   if ((k == IS_CK_CAP_NO_BIAS || k == IS_CK_CAP_NO_PAST) && !c->capacity)
-    return inconsistent(c, "contract", err, len, "needs present=cap");
+    return spec_inconsistent(&grammar, c, "contract", err, len, "needs present=cap");
   if (k == IS_CK_CAP_NO_PAST && c->past_seq == c->current_seq)
-    return inconsistent(c, "contract", err, len, "needs sp != sc, or the present would be a valid growing one");
+    return spec_inconsistent(&grammar, c, "contract", err, len,
+                             "needs sp != sc, or the present would be a valid growing one");
   if (k == IS_CK_DTYPE && c->contract_dtype == (slot == IS_IN_INDICES ? c->index_dt : c->dt))
-    return inconsistent(c, "contract", err, len, "the dtype is the one %s should have", slot_names[slot]);
+    return spec_inconsistent(&grammar, c, "contract", err, len, "the dtype is the one %s should have",
+                             slot_names[slot]);
   return 0;
 }
 
@@ -565,20 +548,23 @@ static int check_family(const is_case *c, char *err, size_t len) {
   switch (c->family) {
   case IS_FAMILY_INDEXVIOL:
     if (c->viol_b >= c->batch || c->viol_h >= c->index_heads || c->viol_q >= c->q_seq)
-      return inconsistent(c, "viol", err, len, "the row is outside [b=%lld, ih=%lld, sq=%lld]", c->batch,
-                          c->index_heads, c->q_seq);
-    if (c->batch > IS_CASE_MAX_BATCH) return inconsistent(c, "b", err, len, "is.indexviol allows b <= %d", IS_CASE_MAX_BATCH);
+      return spec_inconsistent(&grammar, c, "viol", err, len, "the row is outside [b=%lld, ih=%lld, sq=%lld]", c->batch,
+                               c->index_heads, c->q_seq);
+    if (c->batch > IS_CASE_MAX_BATCH)
+      return spec_inconsistent(&grammar, c, "b", err, len, "is.indexviol allows b <= %d", IS_CASE_MAX_BATCH);
     cases_is_bounds(c, bound);
     if (!plant_feasible(c->viol_rule, c->viol_column, c->selected_width, bound[c->viol_b]))
-      return inconsistent(c, "viol", err, len, "cannot be planted at that column with k=%lld and bound %lld",
-                          c->selected_width, bound[c->viol_b]);
+      return spec_inconsistent(&grammar, c, "viol", err, len,
+                               "cannot be planted at that column with k=%lld and bound %lld", c->selected_width,
+                               bound[c->viol_b]);
     return 0;
   case IS_FAMILY_CAPFRONT:
-    return c->capacity ? 0 : inconsistent(c, "present", err, len, "is.capfront needs present=cap");
+    return c->capacity ? 0 : spec_inconsistent(&grammar, c, "present", err, len, "is.capfront needs present=cap");
   case IS_FAMILY_MASKED:
-    if (!case_has_bias(c)) return inconsistent(c, "bias", err, len, "is.masked needs a bias");
+    if (!case_has_bias(c)) return spec_inconsistent(&grammar, c, "bias", err, len, "is.masked needs a bias");
     if (c->masked_rows > c->batch * c->num_heads * c->q_seq)
-      return inconsistent(c, "masked", err, len, "more than the b*n*sq = %lld rows", c->batch * c->num_heads * c->q_seq);
+      return spec_inconsistent(&grammar, c, "masked", err, len, "more than the b*n*sq = %lld rows",
+                               c->batch * c->num_heads * c->q_seq);
     return 0;
   case IS_FAMILY_CONTRACT: return check_contract(c, err, len);
   default: return 0;
@@ -587,30 +573,18 @@ static int check_family(const is_case *c, char *err, size_t len) {
 
 /* The rules a spec must meet beyond each value's own syntax. */
 static int check_case(const is_case *c, char *err, size_t len) {
-  if (c->num_heads % case_kv(c)) return inconsistent(c, "nkv", err, len, "does not divide n=%lld", c->num_heads);
+  if (c->num_heads % case_kv(c))
+    return spec_inconsistent(&grammar, c, "nkv", err, len, "does not divide n=%lld", c->num_heads);
   if (c->index_heads != 1 && c->index_heads != c->num_heads)
-    return inconsistent(c, "ih", err, len, "index heads must be 1 or n=%lld", c->num_heads);
+    return spec_inconsistent(&grammar, c, "ih", err, len, "index heads must be 1 or n=%lld", c->num_heads);
   if (check_capacity(c, err, len)) return -1;
   if (case_has_bias(c) && c->family != IS_FAMILY_BIAS && !bias_broadcasts(c))
-    return inconsistent(c, "bias", err, len, "does not broadcast to [%lld, %lld, %lld, %lld]", c->batch, c->num_heads,
-                        c->q_seq, case_cache(c));
+    return spec_inconsistent(&grammar, c, "bias", err, len, "does not broadcast to [%lld, %lld, %lld, %lld]", c->batch,
+                             c->num_heads, c->q_seq, case_cache(c));
   return check_family(c, err, len);
 }
 
 /* ------------------------------------------------------------- parse */
-
-/* The grammar's view of this family's key table (cases/spec_text.h). */
-static const char *grammar_key_name(int k) { return spec_keys[k].name; }
-static int grammar_key_allowed(const void *c, int k) {
-  return (spec_keys[k].families & F(((const is_case *)c)->family)) != 0;
-}
-static int grammar_parse_key(void *c, int k, const char *v) { return spec_keys[k].parse((is_case *)c, v); }
-static int grammar_parse_family(void *c, const char *v) { return vp_family((is_case *)c, v); }
-static const char *grammar_family_name(const void *c) { return family_names[((const is_case *)c)->family]; }
-
-static const spec_grammar grammar = {KEY_COUNT,           IS_CASE_SPEC_MAX,           grammar_key_name,
-                                     grammar_key_allowed, grammar_parse_key, grammar_parse_family,
-                                     grammar_family_name};
 
 int cases_is_parse(const char *spec, is_case *c, char *err, size_t err_len) {
   memset(c, 0, sizeof *c);

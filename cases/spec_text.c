@@ -138,3 +138,32 @@ int spec_parse_tokens(const spec_grammar *g, const char *spec, void *c, char *er
     if (g->key_allowed(c, i) && !seen[i]) return spec_set_err(err, len, "missing key '%s'", g->key_name(i)), -1;
   return 0;
 }
+
+int spec_format_tokens(const spec_grammar *g, const void *c, char *spec, size_t len) {
+  size_t used = 0;
+  char v[4096];
+  int i, w;
+  if (!len) return -1;
+  spec[0] = '\0';
+  for (i = 0; i < g->n_keys; i++) {
+    if (!g->key_allowed(c, i)) continue;
+    if (g->format_key(c, i, v, sizeof v < g->spec_max ? sizeof v : g->spec_max)) return -1;
+    w = snprintf(spec + used, len - used, "%s%s=%s", used ? " " : "", g->key_name(i), v);
+    if (w < 0 || (size_t)w >= len - used) return -1;
+    used += (size_t)w;
+  }
+  return 0;
+}
+
+int spec_inconsistent(const spec_grammar *g, const void *c, const char *key, char *err, size_t len, const char *fmt,
+                      ...) {
+  char v[4096] = "", why[256];
+  int k = spec_key_index(g, key, strlen(key));
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(why, sizeof why, fmt, ap);
+  va_end(ap);
+  if (k >= 0 && g->format_key(c, k, v, sizeof v < g->spec_max ? sizeof v : g->spec_max)) v[0] = '\0';
+  spec_set_err(err, len, "inconsistent token '%s=%.200s': %s", key, v, why);
+  return -1;
+}

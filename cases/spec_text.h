@@ -34,6 +34,7 @@ typedef struct spec_grammar {
   int (*parse_key)(void *c, int key, const char *value); /* 0, or -1 on a bad value */
   int (*parse_family)(void *c, const char *value);       /* sets the family; 0 or -1 */
   const char *(*family_name)(const void *c);
+  int (*format_key)(const void *c, int key, char *out, size_t len); /* the key's value text; 0 or -1 */
 } spec_grammar;
 
 /*
@@ -44,5 +45,19 @@ typedef struct spec_grammar {
 ** 0, or -1 with err set.
 */
 int spec_parse_tokens(const spec_grammar *g, const char *spec, void *c, char *err, size_t len);
+
+/*
+** The canonical spec of c: "key=value" for every key of c's family, in key
+** order, joined by single spaces.  The caller checks that c's family is one
+** the grammar knows.  0, or -1 when a value or the whole does not fit.
+*/
+int spec_format_tokens(const spec_grammar *g, const void *c, char *spec, size_t len);
+
+/*
+** Sets err to "inconsistent token 'key=value': why" (value as c holds it,
+** cut at 200 characters; empty when key is unknown) and returns -1.
+*/
+int spec_inconsistent(const spec_grammar *g, const void *c, const char *key, char *err, size_t len, const char *fmt,
+                      ...) __attribute__((format(printf, 6, 7)));
 
 #endif

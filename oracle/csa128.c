@@ -163,7 +163,7 @@ static void records_view(const csa_dims *d, const tensor *cache, long long b, fl
 static void attend_batch(const csa_dims *d, const tensor *const *in, tensor *const *out, long long b,
                          csa_trace *trace, float *buf, const float **rec, const float **values, float *prob,
                          float *score) {
-  long long s, h, c;
+  long long s, c;
   records_view(d, out[CSA_OUT_PRESENT_COMPRESSED_KV], b, buf, rec);
   for (s = 0; s < d->seq; s++) {
     csa_window w = csa_window_of(d, s);
@@ -171,18 +171,8 @@ static void attend_batch(const csa_dims *d, const tensor *const *in, tensor *con
     if (records > d->present_capacity) records = d->present_capacity;
     for (c = 0; c < w.dense; c++) values[c] = csa_dense_value(d, in[CSA_IN_CURRENT_KV], b, &w, c);
     for (c = 0; c < records; c++) values[w.dense + c] = rec[c];
-    for (h = 0; h < d->heads; h++) {
-      const long long row = (b * d->seq + s) * d->heads + h;
-      const float *q = (const float *)in[CSA_IN_QUERY]->data + row * CSA_HEAD_DIM;
-      float *y = (float *)out[CSA_OUT_Y]->data + row * CSA_HEAD_DIM;
-      long long step;
-      const float *bias = csa_bias_row(d, in, b, h, s, &step);
-      csa_attend_row(q, values, w.dense + records, bias, step, d->scale, ((const float *)in[CSA_IN_HEAD_SINK]->data)[h],
-                     prob, score, d->score_stride, y);
-      if (trace && trace->scores)
-        memcpy(trace->scores + row * d->score_stride, score, (size_t)d->score_stride * sizeof(float));
-      if (trace && trace->output) memcpy(trace->output + row * CSA_HEAD_DIM, y, CSA_HEAD_DIM * sizeof(float));
-    }
+    csa_attend_heads(d, in, out, b, s, values, w.dense + records, prob, score, trace ? trace->scores : NULL,
+                     trace ? trace->output : NULL);
   }
 }
 

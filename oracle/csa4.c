@@ -43,7 +43,7 @@ static void attend_query_row(const csa_dims *d, const tensor *const *in, tensor 
                              const int *selection, attend_scratch *x, csa4_trace *trace) {
   const csa_window w = csa_window_of(d, s);
   const unsigned char *cache = out[CSA_OUT_PRESENT_COMPRESSED_KV]->data;
-  long long c, k, h;
+  long long c, k;
   for (c = 0; c < w.dense; c++) x->values[c] = csa_dense_value(d, in[CSA_IN_CURRENT_KV], b, &w, c);
   for (k = 0; k < d->topk; k++) {
     const long long record = selection[k];
@@ -53,18 +53,8 @@ static void attend_query_row(const csa_dims *d, const tensor *const *in, tensor 
     csa_fp8_record_decode(cache + (b * d->present_capacity + record) * CSA_FP8_RECORD_BYTES, v);
     x->values[w.dense + k] = v;
   }
-  for (h = 0; h < d->heads; h++) {
-    const long long row = (b * d->seq + s) * d->heads + h;
-    const float *q = (const float *)in[CSA_IN_QUERY]->data + row * CSA_HEAD_DIM;
-    float *y = (float *)out[CSA_OUT_Y]->data + row * CSA_HEAD_DIM;
-    long long step;
-    const float *bias = csa_bias_row(d, in, b, h, s, &step);
-    csa_attend_row(q, x->values, w.dense + d->topk, bias, step, d->scale,
-                   ((const float *)in[CSA_IN_HEAD_SINK]->data)[h], x->prob, x->score, d->score_stride, y);
-    if (trace && trace->scores)
-      memcpy(trace->scores + row * d->score_stride, x->score, (size_t)d->score_stride * sizeof(float));
-    if (trace && trace->output) memcpy(trace->output + row * CSA_HEAD_DIM, y, CSA_HEAD_DIM * sizeof(float));
-  }
+  csa_attend_heads(d, in, out, b, s, x->values, w.dense + d->topk, x->prob, x->score, trace ? trace->scores : NULL,
+                   trace ? trace->output : NULL);
 }
 
 /* R6's head broadcast (seed:673-688): selected_indices[b, h, s, :] = the row's selection. */

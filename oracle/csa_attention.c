@@ -21,6 +21,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define DOT_LANES 8 /* candidates whose dot products advance together */
 
@@ -120,5 +121,22 @@ void csa_attend_row(const float *q, const float *const *values, long long count,
     const float *v = values[c];
     if (nx_csa_is_neg_inf(score[c])) continue; /* -inf: not live, or masked by its bias */
     for (dd = 0; dd < CSA_HEAD_DIM; dd++) y[dd] = y[dd] + prob[c] * v[dd];
+  }
+}
+
+void csa_attend_heads(const csa_dims *d, const tensor *const *in, tensor *const *out, long long b, long long s,
+                      const float *const *values, long long count, float *prob, float *score, float *trace_scores,
+                      float *trace_output) {
+  long long h;
+  for (h = 0; h < d->heads; h++) {
+    const long long row = (b * d->seq + s) * d->heads + h;
+    const float *q = (const float *)in[CSA_IN_QUERY]->data + row * CSA_HEAD_DIM;
+    float *y = (float *)out[CSA_OUT_Y]->data + row * CSA_HEAD_DIM;
+    long long step;
+    const float *bias = csa_bias_row(d, in, b, h, s, &step);
+    csa_attend_row(q, values, count, bias, step, d->scale, ((const float *)in[CSA_IN_HEAD_SINK]->data)[h], prob,
+                   score, d->score_stride, y);
+    if (trace_scores) memcpy(trace_scores + row * d->score_stride, score, (size_t)d->score_stride * sizeof(float));
+    if (trace_output) memcpy(trace_output + row * CSA_HEAD_DIM, y, CSA_HEAD_DIM * sizeof(float));
   }
 }

@@ -60,6 +60,17 @@ void csa_attend_row(const float *q, const float *const *values, long long count,
                     long long bias_step, float scale, float sink, float *prob, float *score, long long score_len,
                     float *y);
 
+/*
+** Every head of query row (b, s) over the same candidates: csa_attend_row
+** with the head's query, bias row and sink, into Y (out[CSA_OUT_Y]).  When
+** given, trace_scores ([B, S, heads, score_stride]) and trace_output ([B, S,
+** heads, 512]) receive copies of the head's scores and Y row.  prob and
+** score are the scratch csa_attend_row takes.
+*/
+void csa_attend_heads(const csa_dims *d, const tensor *const *in, tensor *const *out, long long b, long long s,
+                      const float *const *values, long long count, float *prob, float *score, float *trace_scores,
+                      float *trace_output);
+
 /* calloc that aborts with the caller's line when memory runs out (the oracle has no error class for it). */
 void *csa_alloc_or_die(size_t count, size_t size, int line);
 

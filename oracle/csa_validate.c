@@ -151,8 +151,9 @@ static int check_index_attrs(const csa_attrs *a, csa_dims *d, op_error *err) {
     return op_error_contract(err, CSA_CONTRACT_INDEX_HEADS, -1, -1, "index_num_heads %lld must be > 0",
                              a->index_num_heads);
   if (a->index_topk < 1 || a->index_topk > CSA4_TOPK_MAX)
-    return op_error_contract(err, CSA_CONTRACT_TOPK, -1, -1, "index_topk %lld must be in 1..%d", a->index_topk,
-                             CSA4_TOPK_MAX);
+    return op_error_contract(err, CSA_CONTRACT_TOPK, -1, -1,
+                             "index_topk %lld must be in 1..%d (the pooled selection capacity)",
+                             a->index_topk, CSA4_TOPK_MAX);
   d->index_heads = a->index_num_heads;
   d->index_dim = CSA4_INDEX_DIM;
   d->topk = a->index_topk;

@@ -21,34 +21,16 @@
 
 /* ------------------------------------------------------------ helpers */
 
-#include "spec_set.h"
+#include "csa_test_util.h"
 
 /* The ratio-128 gate suite as cases_csa_write_suite writes it. */
-static spec_set generated_suite(void) {
-  spec_set s = {0};
-  char *text = NULL, *line, *save = NULL;
-  size_t len = 0;
-  FILE *f = open_memstream(&text, &len);
-  int n = cases_csa_write_suite(f, 1);
-  fclose(f);
-  cr_assert(n >= 300, "the gate suite has %d ratio-128 specs, want >= 300", n);
-  for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) spec_set_push(line, &s);
-  free(text);
-  cr_assert_eq(s.n, n);
-  return s;
-}
+static spec_set generated_suite(void) { return csa_test_generated_suite(cases_csa_write_suite, "ratio-128"); }
 
 static csa_case parse_or_die(const char *spec) {
   csa_case c;
   char err[512];
   cr_assert_eq(cases_csa_parse(spec, &c, err, sizeof err), 0, "parse failed: %s\n  %s", err, spec);
   return c;
-}
-
-static double now_s(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
 }
 
 /* --------------------------------------------------- spec text and ids */
@@ -90,10 +72,14 @@ Test(csa128_spec, token_order_does_not_matter) {
 #define HEAD "family=csa128.chain op=CompressedSparseAttention ratio=128 cache=f32 "
 #define DIMS "b=1 heads=2 window=128 start=0 prefill=3 decode=2 cap=0 "
 #define TAIL "sink=zero scale=none seed=1"
+/* cases_csa_parse for csa_test_expect_parse_rows. */
+static int parse128(const char *spec, char *err, size_t len) {
+  csa_case c;
+  return cases_csa_parse(spec, &c, err, len);
+}
+
 Test(csa128_spec, parse_errors_name_the_token) {
-  static const struct {
-    const char *spec, *want;
-  } rows[] = {
+  static const csa_parse_row rows[] = {
       {HEAD DIMS "bias=none " TAIL, NULL},
       {HEAD "b=0 heads=2 window=128 start=0 prefill=3 decode=2 cap=0 bias=none " TAIL, "bad value in token 'b=0'"},
       {HEAD "b=01 heads=2 window=128 start=0 prefill=3 decode=2 cap=0 bias=none " TAIL, "bad value in token 'b=01'"},
@@ -129,18 +115,7 @@ Test(csa128_spec, parse_errors_name_the_token) {
        "prefill=3 decode=0 cap=0 bias=none sink=zero scale=none contract=none seed=1",
        "bad value in token 'contract=none'"},
   };
-  size_t i;
-  for (i = 0; i < sizeof rows / sizeof rows[0]; i++) {
-    csa_case c;
-    char err[512] = "";
-    int rc = cases_csa_parse(rows[i].spec, &c, err, sizeof err);
-    if (!rows[i].want) {
-      cr_assert_eq(rc, 0, "row %zu: %s\n  %s", i, err, rows[i].spec);
-      continue;
-    }
-    cr_assert_eq(rc, -1, "row %zu parsed:\n  %s", i, rows[i].spec);
-    cr_assert(strstr(err, rows[i].want), "row %zu: error '%s' does not contain '%s'", i, err, rows[i].want);
-  }
+  csa_test_expect_parse_rows(rows, sizeof rows / sizeof rows[0], parse128);
 }
 
 /* Which of the things the brief names does the suite hold? */
@@ -185,25 +160,12 @@ Test(csa128_spec, suite_covers_the_families_and_boundaries) {
 
 /* ------------------------------------------------------------- tensors */
 
-typedef struct step_tensors {
-  tensor in[CSA_INPUT_COUNT], out[CSA_OUTPUT_COUNT];
-  const tensor *in_p[CSA_INPUT_COUNT];
-  tensor *out_p[CSA_OUTPUT_COUNT];
-  int n_in, n_out;
-  csa_attrs attrs;
-} step_tensors;
+typedef csa_step_tensors step_tensors;
 
 static int step_make(const csa_case *c, int step, step_tensors *t, char *err, size_t len) {
-  int i, rc = cases_csa_materialize(c, step, t->in, &t->n_in, t->out, &t->n_out, &t->attrs, err, len);
-  for (i = 0; i < CSA_INPUT_COUNT; i++) t->in_p[i] = &t->in[i];
-  for (i = 0; i < CSA_OUTPUT_COUNT; i++) t->out_p[i] = &t->out[i];
+  int rc = cases_csa_materialize(c, step, t->in, &t->n_in, t->out, &t->n_out, &t->attrs, err, len);
+  csa_step_bind(t);
   return rc;
-}
-
-static int tensors_equal(const tensor *a, const tensor *b) {
-  if (a->dt != b->dt || a->rank != b->rank || memcmp(a->shape, b->shape, sizeof a->shape)) return 0;
-  if (!a->data || !b->data) return a->data == b->data;
-  return !memcmp(a->data, b->data, tensor_bytes(a));
 }
 
 Test(csa128_tensors, materialize_is_deterministic_and_threads_the_past) {
@@ -221,7 +183,7 @@ Test(csa128_tensors, materialize_is_deterministic_and_threads_the_past) {
     int i;
     cr_assert_eq(step_make(&c, 0, &a, err, sizeof err), 0, "%s", err);
     cr_assert_eq(step_make(&c, 0, &b, err, sizeof err), 0, "%s", err);
-    for (i = 0; i < CSA_INPUT_COUNT; i++) cr_assert(tensors_equal(&a.in[i], &b.in[i]), "input %d differs", i);
+    for (i = 0; i < CSA_INPUT_COUNT; i++) cr_assert(csa_tensors_equal(&a.in[i], &b.in[i]), "input %d differs", i);
     cr_assert_eq(step_make(&c, 1, &n, err, sizeof err), 0, "%s", err);
     /* Step 1: pasts are left to the harness, shaped like step 0's presents. */
     cr_assert_null(n.in[CSA_IN_PAST_COMPRESSED_KV].data);
@@ -334,14 +296,14 @@ static void run_chain(const char *spec, const csa_case *c, op_error *e, int *fai
 
 static void run_family(csa_family family) {
   spec_set s = generated_suite();
-  double t0 = now_s(), worst = 0.0;
+  double t0 = csa_test_now_s(), worst = 0.0;
   int i, n = 0, steps = 0;
   const char *worst_spec = "";
   for (i = 0; i < s.n; i++) {
     csa_case c = parse_or_die(s.v[i]);
     op_error e;
     int step, code;
-    double t1 = now_s();
+    double t1 = csa_test_now_s();
     if (c.family != family) continue;
     n++;
     steps += cases_csa_steps(&c);
@@ -354,10 +316,10 @@ static void run_family(csa_family family) {
     } else {
       cr_assert_eq(e.cls, OP_OK, "step %d failed: %s (%s)\n  %s", step, csa_contract_name(e.rule), e.message, s.v[i]);
     }
-    if (now_s() - t1 > worst) worst = now_s() - t1, worst_spec = s.v[i];
+    if (csa_test_now_s() - t1 > worst) worst = csa_test_now_s() - t1, worst_spec = s.v[i];
   }
   printf("csa128 oracle: %s: %d cases, %d steps, %.2f s (slowest case %.2f s: %s)\n", cases_csa_family_name(family), n,
-         steps, now_s() - t0, worst, worst_spec);
+         steps, csa_test_now_s() - t0, worst, worst_spec);
   fflush(stdout);
   spec_set_free(&s);
 }
@@ -369,25 +331,7 @@ Test(csa128_oracle, contract_family_is_rejected_with_its_code, .timeout = 600) {
 /* --------------------------------------------------------- the corpus */
 
 Test(csa128_corpus, gate_suite_holds_the_generated_lines) {
-  const char *dir = getenv("BITGATE_SOURCE_DIR");
-  spec_set gen = generated_suite(), mine = {0};
-  char path[4096], *line = NULL;
-  size_t cap = 0;
-  ssize_t len;
-  FILE *f;
-  int i;
-  if (!dir) cr_skip_test("BITGATE_SOURCE_DIR is not set");
-  snprintf(path, sizeof path, "%s/corpus/gate.suite", dir);
-  cr_assert((f = fopen(path, "r")) != NULL, "cannot read %s", path);
-  while ((len = getline(&line, &cap, f)) >= 0) {
-    while (len > 0 && line[len - 1] == '\n') line[--len] = '\0';
-    if (!strncmp(line, "family=csa128.", 14)) spec_set_push(line, &mine);
-  }
-  free(line);
-  fclose(f);
-  cr_assert_eq(mine.n, gen.n, "%s has %d ratio-128 lines, gen_suite writes %d (run gen_suite corpus/gate.suite)", path,
-               mine.n, gen.n);
-  for (i = 0; i < gen.n; i++) cr_assert_str_eq(mine.v[i], gen.v[i], "line %d differs", i);
+  spec_set gen = generated_suite();
+  csa_test_expect_corpus(&gen, "family=csa128.", "ratio-128");
   spec_set_free(&gen);
-  spec_set_free(&mine);
 }

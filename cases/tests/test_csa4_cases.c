@@ -67,10 +67,14 @@ Test(csa4_spec, token_order_does_not_matter_and_ids_are_stable) {
   "start=" start " prefill=3 decode=0 cap=4 outputs=5 bias=" bias " sink=zero scale=none " rest " seed=1"
 #define TIES "family=csa4.ties op=CompressedSparseAttention ratio=4 " DIMS "bias=none sink=zero scale=none "
 
+/* cases_csa4_parse for csa_test_expect_parse_rows. */
+static int parse4(const char *spec, char *err, size_t len) {
+  csa4_case c;
+  return cases_csa4_parse(spec, &c, err, len);
+}
+
 Test(csa4_spec, parse_errors_name_the_token) {
-  static const struct {
-    const char *spec, *want;
-  } rows[] = {
+  static const csa_parse_row rows[] = {
       {HEAD DIMS "bias=none " TAIL, NULL},
       {HEAD "b=0 heads=2 iheads=4 topk=7 window=128 start=0 prefill=3 decode=2 cap=1 outputs=5 bias=none " TAIL,
        "bad value in token 'b=0'"},
@@ -127,18 +131,7 @@ Test(csa4_spec, parse_errors_name_the_token) {
       {"family=csa4.contract op=CompressedSparseAttention ratio=4 " DIMS "bias=none " TAIL " contract=scale at=none",
        "inconsistent token 'decode=2'"},
   };
-  size_t i;
-  for (i = 0; i < sizeof rows / sizeof rows[0]; i++) {
-    csa4_case c;
-    char err[512] = "";
-    int rc = cases_csa4_parse(rows[i].spec, &c, err, sizeof err);
-    if (!rows[i].want) {
-      cr_assert_eq(rc, 0, "row %zu: %s\n  %s", i, err, rows[i].spec);
-      continue;
-    }
-    cr_assert_eq(rc, -1, "row %zu parsed:\n  %s", i, rows[i].spec);
-    cr_assert(strstr(err, rows[i].want), "row %zu: error '%s' does not contain '%s'", i, err, rows[i].want);
-  }
+  csa_test_expect_parse_rows(rows, sizeof rows / sizeof rows[0], parse4);
 }
 
 /* ------------------------------------------------- what the suite holds */
@@ -234,8 +227,8 @@ Test(csa4_tensors, materialize_is_deterministic_and_threads_the_past) {
     cr_assert_eq(csa4_step_make(&c, 0, &b, err, sizeof err), 0, "%s", err);
     cr_assert_eq(a.n_in, CSA_INPUT_COUNT);
     cr_assert_eq(a.n_out, c.outputs);
-    for (i = 0; i < CSA_INPUT_COUNT; i++) cr_assert(csa4_tensors_equal(&a.in[i], &b.in[i]), "input %d differs", i);
-    for (i = 0; i < CSA_OUTPUT_MAX; i++) cr_assert(csa4_tensors_equal(&a.out[i], &b.out[i]), "output %d differs", i);
+    for (i = 0; i < CSA_INPUT_COUNT; i++) cr_assert(csa_tensors_equal(&a.in[i], &b.in[i]), "input %d differs", i);
+    for (i = 0; i < CSA_OUTPUT_MAX; i++) cr_assert(csa_tensors_equal(&a.out[i], &b.out[i]), "output %d differs", i);
     cr_assert_eq(csa4_step_make(&c, 1, &n, err, sizeof err), 0, "%s", err);
     /* Step 1: the four pasts are left to the harness, shaped like step 0's presents. */
     for (j = 0; j < 4; j++) {
@@ -392,25 +385,7 @@ Test(csa4_tensors, budget_refusal) {
 /* --------------------------------------------------------- the corpus */
 
 Test(csa4_corpus, gate_suite_holds_the_generated_lines) {
-  const char *dir = getenv("BITGATE_SOURCE_DIR");
-  spec_set gen = csa4_generated_suite(), mine = {0};
-  char path[4096], *line = NULL;
-  size_t cap = 0;
-  ssize_t len;
-  FILE *f;
-  int i;
-  if (!dir) cr_skip_test("BITGATE_SOURCE_DIR is not set");
-  snprintf(path, sizeof path, "%s/corpus/gate.suite", dir);
-  cr_assert((f = fopen(path, "r")) != NULL, "cannot read %s", path);
-  while ((len = getline(&line, &cap, f)) >= 0) {
-    while (len > 0 && line[len - 1] == '\n') line[--len] = '\0';
-    if (!strncmp(line, "family=csa4.", 12)) spec_set_push(line, &mine);
-  }
-  free(line);
-  fclose(f);
-  cr_assert_eq(mine.n, gen.n, "%s has %d ratio-4 lines, gen_suite writes %d (run gen_suite corpus/gate.suite)", path,
-               mine.n, gen.n);
-  for (i = 0; i < gen.n; i++) cr_assert_str_eq(mine.v[i], gen.v[i], "line %d differs", i);
+  spec_set gen = csa4_generated_suite();
+  csa_test_expect_corpus(&gen, "family=csa4.", "ratio-4");
   spec_set_free(&gen);
-  spec_set_free(&mine);
 }

@@ -90,14 +90,14 @@ static void run_chain(const char *spec, const csa4_case *c, step_check_fn check,
 
 static void run_family(csa4_family family, step_check_fn check, void *ctx) {
   spec_set s = csa4_generated_suite();
-  double t0 = csa4_now_s(), worst = 0.0;
+  double t0 = csa_test_now_s(), worst = 0.0;
   int i, n = 0, steps = 0;
   const char *worst_spec = "";
   for (i = 0; i < s.n; i++) {
     csa4_case c = csa4_parse_or_die(s.v[i]);
     op_error e;
     int step, code, input, axis;
-    double t1 = csa4_now_s();
+    double t1 = csa_test_now_s();
     if (c.family != family) continue;
     n++;
     steps += cases_csa4_steps(&c);
@@ -112,10 +112,10 @@ static void run_family(csa4_family family, step_check_fn check, void *ctx) {
     } else {
       cr_assert_eq(e.cls, OP_OK, "step %d failed: %s (%s)\n  %s", step, csa_contract_name(e.rule), e.message, s.v[i]);
     }
-    if (csa4_now_s() - t1 > worst) worst = csa4_now_s() - t1, worst_spec = s.v[i];
+    if (csa_test_now_s() - t1 > worst) worst = csa_test_now_s() - t1, worst_spec = s.v[i];
   }
   printf("csa4 oracle: %s: %d cases, %d steps, %.2f s (slowest case %.2f s: %s)\n", cases_csa4_family_name(family), n,
-         steps, csa4_now_s() - t0, worst, worst_spec);
+         steps, csa_test_now_s() - t0, worst, worst_spec);
   fflush(stdout);
   spec_set_free(&s);
 }
@@ -183,7 +183,7 @@ static void check_ties(const csa4_case *c, int step, const csa4_step_tensors *t,
 Test(csa4_oracle, ties_family_ties_and_selects_in_total_order, .timeout = 600) {
   spec_set s = csa4_generated_suite();
   tie_count n;
-  double t0 = csa4_now_s();
+  double t0 = csa_test_now_s();
   int i, cases = 0, m;
   memset(&n, 0, sizeof n);
   for (i = 0; i < s.n; i++) {
@@ -197,7 +197,7 @@ Test(csa4_oracle, ties_family_ties_and_selects_in_total_order, .timeout = 600) {
     cr_assert_eq(e.cls, OP_OK, "step %d failed: %s (%s)\n  %s", step, csa_contract_name(e.rule), e.message, s.v[i]);
     cr_assert(n.case_tied > 0, "no row of this case has tied index scores\n  %s", s.v[i]);
   }
-  printf("csa4 oracle: csa4.ties: %d cases, %.2f s\n", cases, csa4_now_s() - t0);
+  printf("csa4 oracle: csa4.ties: %d cases, %.2f s\n", cases, csa_test_now_s() - t0);
   for (m = CSA4_TIE_RELU; m < CSA4_TIE_COUNT; m++) {
     printf("  ties=%-5s %4lld rows, %4lld with records, %4lld all +0, %4lld tied, %4lld where a tie decides the "
            "selection\n",
@@ -241,7 +241,7 @@ Test(csa4_oracle, decode_steps_end_where_one_prefill_ends, .timeout = 600) {
     run_chain(specs[k], &once, NULL, NULL, &b, &e, &failed);
     cr_assert_eq(e.cls, OP_OK, "%s\n  %s", e.message, specs[k]);
     for (o = CSA_OUT_PRESENT_COMPRESSED_KV; o <= CSA_OUT_PRESENT_INDEX_CARRY; o++)
-      cr_assert(csa4_tensors_equal(&a.out[o], &b.out[o]), "output %d differs after the chain\n  %s", o, specs[k]);
+      cr_assert(csa_tensors_equal(&a.out[o], &b.out[o]), "output %d differs after the chain\n  %s", o, specs[k]);
     last = once.prefill - 1;
     for (bb = 0; bb < steps.batch; bb++) {
       const float *ya = (const float *)a.out[CSA_OUT_Y].data + bb * H * CSA_HEAD_DIM;
