@@ -600,6 +600,59 @@ static void gen_state(csa_case *c, cases_rng *r, long long i) {
 }
 
 /*
+** csa128.chain, nightly: 12 combinations.  4 long chains (prefill 1, 128,
+** 255, 300 x 256..299 decode steps: two or three blocks complete on the
+** way), then 8 wide ones (b 4..8, heads 2..4, prefill 1..300, 2..12 decode
+** steps), each cache format in turn.
+*/
+#define CHAIN_NIGHTLY_COMBOS 12
+static void gen_chain_nightly(csa_case *c, cases_rng *r, long long i) {
+  static const long long long_prefills[] = {1, 128, 255, 300};
+  long long j = i % CHAIN_NIGHTLY_COMBOS;
+  c->start = 0;
+  c->format = (j + i / CHAIN_NIGHTLY_COMBOS) % 2 ? CSA_CACHE_FP8 : CSA_CACHE_F32;
+  if (j < 4) {
+    c->prefill = long_prefills[j];
+    c->decode = cases_rng_next_range(r, 256, 299);
+    c->batch = cases_rng_next_range(r, 1, 2);
+    c->heads = cases_rng_next_range(r, 1, 2);
+  } else {
+    c->prefill = cases_rng_next_range(r, 1, 300);
+    c->decode = cases_rng_next_range(r, 2, 12);
+    c->batch = cases_rng_next_range(r, 4, 8);
+    c->heads = cases_rng_next_range(r, 2, 4);
+  }
+  c->window = csa_case_gen_window(r);
+  gen_capacity(c, r);
+  gen_bias(c, r, (int)(i % BIAS_KINDS));
+  c->sink = (csa_sink)(i / 3 % CSA_SINK_COUNT);
+  gen_scale(c, r);
+}
+
+/*
+** csa128.state, nightly: 8 starts x 2 formats, further out and wider than
+** the gate's: block boundaries at 2^17, 2^18 and 2^19, just before 2^18
+** and 2^20 - 128, across a boundary inside a multi-token step 0 near 2^19,
+** and mid-block near 2^18 and 2^20; b up to 4, heads up to 4, 2..4 decode
+** steps.
+*/
+static void gen_state_nightly(csa_case *c, cases_rng *r, long long i) {
+  static const long long starts[] = {131072, 262144, 524288, 262143, 1048447, 524283, 262200, 1000000};
+  long long j = i % STATE_COMBOS;
+  c->start = starts[j % 8];
+  c->format = j / 8 ? CSA_CACHE_FP8 : CSA_CACHE_F32;
+  c->prefill = c->start == 524283 ? cases_rng_next_range(r, 6, 9) : cases_rng_next_range(r, 1, 3);
+  c->decode = cases_rng_next_range(r, 2, 4);
+  c->batch = cases_rng_next_range(r, 1, 4);
+  c->heads = cases_rng_next_range(r, 1, c->batch > 2 ? 2 : 4);
+  c->window = csa_case_gen_window(r);
+  gen_capacity(c, r);
+  gen_bias(c, r, (int)(i % BIAS_KINDS));
+  c->sink = (csa_sink)(i % CSA_SINK_COUNT);
+  gen_scale(c, r);
+}
+
+/*
 ** csa128.contract: every ratio-128 code, on small valid single steps (past
 ** and present cursors when the code needs them).  The table keeps the order
 ** the codes had when ratio 4 was one code (ratio4_missing, slot 2), so the
@@ -639,15 +692,19 @@ static void gen_contract(csa_case *c, cases_rng *r, long long i) {
 typedef void (*family_gen_fn)(csa_case *c, cases_rng *r, long long i);
 static const family_gen_fn family_gens[CSA_FAMILY_COUNT] = {gen_chain, gen_state, gen_contract};
 static const int family_combos[CSA_FAMILY_COUNT] = {CHAIN_COMBOS, STATE_COMBOS, CONTRACT_COMBOS};
+/* The nightly suite's added cases: longer and wider chains, further starts; contract as the gate's, other seeds. */
+static const family_gen_fn nightly_gens[CSA_FAMILY_COUNT] = {gen_chain_nightly, gen_state_nightly, gen_contract};
+static const int nightly_combos[CSA_FAMILY_COUNT] = {CHAIN_NIGHTLY_COMBOS, STATE_COMBOS, CONTRACT_COMBOS};
 
 int cases_csa_family_combos(const char *family) {
   int f = spec_name_lookup(family_names, CSA_FAMILY_COUNT, family);
   return f < 0 ? -1 : family_combos[f];
 }
 
-int cases_csa_enumerate(const char *family, int count, unsigned long long seed,
-                        void (*emit)(const char *spec, void *ctx), void *ctx) {
-  int f = spec_name_lookup(family_names, CSA_FAMILY_COUNT, family), i;
+/* count specs of family f, case i made by gens[f] from (seed, i). */
+static int csa_enumerate(int f, const family_gen_fn *gens, int count, unsigned long long seed,
+                         void (*emit)(const char *spec, void *ctx), void *ctx) {
+  int i;
   if (f < 0) return -1;
   for (i = 0; i < count; i++) {
     char spec[CSA_CASE_SPEC_MAX], err[512] = "";
@@ -656,10 +713,11 @@ int cases_csa_enumerate(const char *family, int count, unsigned long long seed,
     memset(&c, 0, sizeof c);
     c.family = (csa_family)f;
     cases_rng_init(&r, seed, CSA_STREAM_ENUM + (uint32_t)f, 0, (uint64_t)i << 16);
-    family_gens[f](&c, &r, i);
+    gens[f](&c, &r, i);
     c.seed = cases_rng_u64(seed, CSA_STREAM_ENUM + (uint32_t)f, 1, (uint64_t)i) >> 32;
     if (cases_csa_format(&c, spec, sizeof spec) || cases_csa_parse(spec, &back, err, sizeof err)) {
-      fprintf(stderr, "%s:%d: %s case %d is not a valid spec: %s\n  %s\n", __FILE__, __LINE__, family, i, err, spec);
+      fprintf(stderr, "%s:%d: %s case %d is not a valid spec: %s\n  %s\n", __FILE__, __LINE__, family_names[f], i, err,
+              spec);
       abort(); /* a generator bug */
     }
     emit(spec, ctx);
@@ -667,18 +725,34 @@ int cases_csa_enumerate(const char *family, int count, unsigned long long seed,
   return count;
 }
 
+int cases_csa_enumerate(const char *family, int count, unsigned long long seed,
+                        void (*emit)(const char *spec, void *ctx), void *ctx) {
+  return csa_enumerate(spec_name_lookup(family_names, CSA_FAMILY_COUNT, family), family_gens, count, seed, emit, ctx);
+}
+
 /* ------------------------------------------------------------- suite */
 
-#define CASES_CSA_SUITE_SEED 0x62697467617465ull /* "bitgate" */
+#define CASES_CSA_SUITE_SEED 0x62697467617465ull   /* "bitgate" */
+#define CASES_CSA_NIGHTLY_SEED 0x6e696768746c79ull /* "nightly" */
 
 /* Passes over each family's combinations in the gate suite (at scale 1): 200 + 48 + 54 specs. */
 static const int suite_passes[CSA_FAMILY_COUNT] = {2, 3, 2};
+/* The nightly suite's added passes over nightly_gens' combinations: 24 + 32 + 54 specs. */
+static const int nightly_passes[CSA_FAMILY_COUNT] = {2, 2, 2};
 
-int cases_csa_write_suite(FILE *out, int per_family_scale) {
+static int csa_write_suite(FILE *out, int per_family_scale, int nightly) {
   spec_list l = {0};
   int f;
-  for (f = 0; f < CSA_FAMILY_COUNT && !l.failed; f++)
-    cases_csa_enumerate(family_names[f], suite_passes[f] * per_family_scale * family_combos[f], CASES_CSA_SUITE_SEED,
-                        spec_list_push, &l);
+  for (f = 0; f < CSA_FAMILY_COUNT && !l.failed; f++) {
+    csa_enumerate(f, family_gens, suite_passes[f] * per_family_scale * family_combos[f], CASES_CSA_SUITE_SEED,
+                  spec_list_push, &l);
+    if (nightly)
+      csa_enumerate(f, nightly_gens, nightly_passes[f] * nightly_combos[f], CASES_CSA_NIGHTLY_SEED, spec_list_push,
+                    &l);
+  }
   return spec_list_write(&l, out);
 }
+
+int cases_csa_write_suite(FILE *out, int per_family_scale) { return csa_write_suite(out, per_family_scale, 0); }
+
+int cases_csa_write_nightly(FILE *out) { return csa_write_suite(out, 1, 1); }

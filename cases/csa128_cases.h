@@ -181,4 +181,13 @@ int cases_csa_family_combos(const char *family);
 */
 int cases_csa_write_suite(FILE *out, int per_family_scale);
 
+/*
+** Writes the ratio-128 nightly suite: per family, the gate suite's lines
+** (scale 1), then the nightly additions from their own seed: chains of up
+** to 300 steps, batches up to 8, starts out to 2^20 - 128 with b up to 4,
+** and more contract seeds.  Fails (-1) if two specs would share an id.  The
+** number of lines, or -1.
+*/
+int cases_csa_write_nightly(FILE *out);
+
 #endif

@@ -234,4 +234,13 @@ int cases_csa4_family_combos(const char *family);
 */
 int cases_csa4_write_suite(FILE *out, int per_family_scale);
 
+/*
+** Writes the ratio-4 nightly suite: per family, the gate suite's lines
+** (scale 1), then the nightly additions from their own seed: chains of up
+** to 300 steps, batches up to 8, prefills up to 2051 with IH 64 and topk
+** 512, starts at 2^16, 2^17 and 2^18, and more ties and contract seeds.
+** Fails (-1) if two specs would share an id.  The number of lines, or -1.
+*/
+int cases_csa4_write_nightly(FILE *out);
+
 #endif

@@ -1,6 +1,6 @@
 /*
 ** csa4_enumerate.c: the ratio-4 families' enumerators and their part of the
-** gate suite (csa4_cases.h).
+** gate and nightly suites (csa4_cases.h).
 **
 ** Case number i picks its combination as i modulo the family's combos, and
 ** a cursor seeded by (suite seed, family, i) draws the rest.  Sizes follow
@@ -10,6 +10,9 @@
 ** 512 + 8 x 128 candidates through nx_expf.  So the long decode chains keep
 ** B <= 2 and IH <= 4, IH 64 and topk 512 come with short chains, and the
 ** starts near 2^16 and 2^17 have B = 1, one or two heads and 2..4 steps.
+** The nightly suite's additions (the *_nightly generators) go further the
+** same way: 300-step chains keep IH <= 4, long prefills and starts out to
+** 2^18 with IH 64 keep B = 1 and at most 5 steps.
 */
 #include "cases/csa4_cases_internal.h"
 
@@ -95,6 +98,70 @@ static void gen_state(csa4_case *c, cases_rng *r, long long i) {
 }
 
 /*
+** csa4.chain, nightly: 18 combinations.  4 long chains (prefill 1, 5, 127,
+** 520, 280..299 decode steps), 8 wide ones (b 4..8, heads 2..4, a short
+** prefill and 4..16 decode steps), and 6 long prefills (700..2051 tokens:
+** up to 512 records, every one scored over IH 8..64) with topk 512 and 1..4
+** decode steps.  IH 64 stops at 1024 tokens: step 0's selected_indices [B,
+** IH, S, 512] must stay inside the materialize budget.
+*/
+#define CHAIN_NIGHTLY_COMBOS 18
+static void gen_chain_nightly(csa4_case *c, cases_rng *r, long long i) {
+  static const long long long_prefills[] = {1, 5, 127, 520}, wide_topk[] = {1, 7, 16, 512}, wide_iheads[] = {2, 4, 8};
+  static const long long big_prefills[] = {1024, 2051, 1536, 2051, 700, 1024}, big_iheads[] = {64, 16, 16, 8, 64, 32};
+  long long j = i % CHAIN_NIGHTLY_COMBOS;
+  c->start = 0;
+  if (j < 4) {
+    c->prefill = long_prefills[j];
+    c->decode = cases_rng_next_range(r, 280, 299);
+    c->topk = topk_widths[1 + (i / CHAIN_NIGHTLY_COMBOS + j) % 2];
+    c->index_heads = csa_case_pick(r, (const long long[]){1, 4}, 2);
+    c->batch = cases_rng_next_range(r, 1, 2);
+    c->heads = cases_rng_next_range(r, 1, 2);
+  } else if (j < 12) {
+    c->prefill = cases_rng_next_range(r, 1, 64);
+    c->decode = cases_rng_next_range(r, 4, 16);
+    c->topk = csa_case_pick(r, wide_topk, 4);
+    c->index_heads = csa_case_pick(r, wide_iheads, 3);
+    c->batch = cases_rng_next_range(r, 4, 8);
+    c->heads = cases_rng_next_range(r, 2, 4);
+  } else {
+    c->prefill = big_prefills[j - 12];
+    c->decode = cases_rng_next_range(r, 1, 4);
+    c->topk = CSA4_TOPK_MAX;
+    c->index_heads = big_iheads[j - 12];
+    c->batch = 1;
+    c->heads = cases_rng_next_range(r, 1, 2);
+  }
+  c->outputs = 5 + (int)((j + i / CHAIN_NIGHTLY_COMBOS) % 2);
+  gen_rest(c, r, (int)(i % CSA_CASE_BIAS_KINDS), (csa_sink)(i / 3 % CSA_SINK_COUNT));
+}
+
+/*
+** csa4.state, nightly: 6 long-context starts x (IH 64 with topk 512, or IH
+** 1..8 with a random topk).  The starts sit on block boundaries at 2^16,
+** 2^17 and 2^18, just before 2^18, across a boundary inside a multi-token
+** step 0 near 2^17, and in the middle of a block at 3 x 2^16 + 3.  IH 64
+** keeps b = 1; every case has 2..4 decode steps.
+*/
+#define STATE_NIGHTLY_COMBOS 12
+static void gen_state_nightly(csa4_case *c, cases_rng *r, long long i) {
+  static const long long starts[] = {65536, 131072, 262144, 262143, 131069, 196611}, small_iheads[] = {1, 2, 4, 8};
+  static const long long small_topk[] = {1, 7, 64, 512};
+  long long j = i % STATE_NIGHTLY_COMBOS;
+  int wide = j / 6 == 0;
+  c->start = starts[j % 6];
+  c->prefill = c->start == 131069 ? cases_rng_next_range(r, 4, 6) : cases_rng_next_range(r, 1, 2);
+  c->decode = cases_rng_next_range(r, 2, 4);
+  c->index_heads = wide ? 64 : csa_case_pick(r, small_iheads, 4);
+  c->topk = wide ? CSA4_TOPK_MAX : csa_case_pick(r, small_topk, 4);
+  c->batch = wide ? 1 : cases_rng_next_range(r, 1, 2);
+  c->heads = cases_rng_next_range(r, 1, 4);
+  c->outputs = 5 + (int)(i % 2);
+  gen_rest(c, r, (int)(i % CSA_CASE_BIAS_KINDS), (csa_sink)(i % CSA_SINK_COUNT));
+}
+
+/*
 ** csa4.ties: 4 tie modes x 6 prefills, decode 6..12 steps and at least 16
 ** tokens in all; topk mostly below the record count, so a tie can decide
 ** what is selected.
@@ -160,6 +227,9 @@ static void gen_contract(csa4_case *c, cases_rng *r, long long i) {
 
 typedef void (*family_gen_fn)(csa4_case *c, cases_rng *r, long long i);
 static const family_gen_fn family_gens[CSA4_FAMILY_COUNT] = {gen_chain, gen_state, gen_ties, gen_contract};
+/* The nightly suite's added cases: larger chains and starts; ties and contract as the gate's, other seeds. */
+static const family_gen_fn nightly_gens[CSA4_FAMILY_COUNT] = {gen_chain_nightly, gen_state_nightly, gen_ties,
+                                                              gen_contract};
 
 static int family_index(const char *family) {
   int f;
@@ -178,11 +248,20 @@ static int family_combos(int f) {
   }
 }
 
+static int nightly_combos(int f) {
+  switch (f) {
+  case CSA4_FAMILY_CHAIN: return CHAIN_NIGHTLY_COMBOS;
+  case CSA4_FAMILY_STATE: return STATE_NIGHTLY_COMBOS;
+  default: return family_combos(f);
+  }
+}
+
 int cases_csa4_family_combos(const char *family) { return family_combos(family_index(family)); }
 
-int cases_csa4_enumerate(const char *family, int count, unsigned long long seed,
-                         void (*emit)(const char *spec, void *ctx), void *ctx) {
-  int f = family_index(family), i;
+/* count specs of family f, case i made by gens[f] from (seed, i). */
+static int csa4_enumerate(int f, const family_gen_fn *gens, int count, unsigned long long seed,
+                          void (*emit)(const char *spec, void *ctx), void *ctx) {
+  int i;
   if (f < 0) return -1;
   for (i = 0; i < count; i++) {
     char spec[CSA4_CASE_SPEC_MAX], err[512] = "";
@@ -192,10 +271,11 @@ int cases_csa4_enumerate(const char *family, int count, unsigned long long seed,
     c.family = (csa4_family)f;
     c.contract_site = -1;
     cases_rng_init(&r, seed, CSA4_STREAM_ENUM + (uint32_t)f, 0, (uint64_t)i << 16);
-    family_gens[f](&c, &r, i);
+    gens[f](&c, &r, i);
     c.seed = cases_rng_u64(seed, CSA4_STREAM_ENUM + (uint32_t)f, 1, (uint64_t)i) >> 32;
     if (cases_csa4_format(&c, spec, sizeof spec) || cases_csa4_parse(spec, &back, err, sizeof err)) {
-      fprintf(stderr, "%s:%d: %s case %d is not a valid spec: %s\n  %s\n", __FILE__, __LINE__, family, i, err, spec);
+      fprintf(stderr, "%s:%d: %s case %d is not a valid spec: %s\n  %s\n", __FILE__, __LINE__,
+              cases_csa4_family_name((csa4_family)f), i, err, spec);
       abort(); /* a generator bug */
     }
     emit(spec, ctx);
@@ -203,18 +283,34 @@ int cases_csa4_enumerate(const char *family, int count, unsigned long long seed,
   return count;
 }
 
+int cases_csa4_enumerate(const char *family, int count, unsigned long long seed,
+                         void (*emit)(const char *spec, void *ctx), void *ctx) {
+  return csa4_enumerate(family_index(family), family_gens, count, seed, emit, ctx);
+}
+
 /* ------------------------------------------------------------- suite */
 
-#define CASES_CSA4_SUITE_SEED 0x62697467617465ull /* "bitgate" */
+#define CASES_CSA4_SUITE_SEED 0x62697467617465ull   /* "bitgate" */
+#define CASES_CSA4_NIGHTLY_SEED 0x6e696768746c79ull /* "nightly" */
 
 /* Passes over each family's combinations in the gate suite (at scale 1): 128 + 32 + 48 + one per contract site. */
 static const int suite_passes[CSA4_FAMILY_COUNT] = {2, 2, 2, 1};
+/* The nightly suite's added passes over nightly_gens' combinations: 36 + 24 + 24 + one per contract site. */
+static const int nightly_passes[CSA4_FAMILY_COUNT] = {2, 2, 1, 1};
 
-int cases_csa4_write_suite(FILE *out, int per_family_scale) {
+static int csa4_write_suite(FILE *out, int per_family_scale, int nightly) {
   spec_list l = {0};
   int f;
-  for (f = 0; f < CSA4_FAMILY_COUNT && !l.failed; f++)
-    cases_csa4_enumerate(cases_csa4_family_name((csa4_family)f), suite_passes[f] * per_family_scale * family_combos(f),
-                         CASES_CSA4_SUITE_SEED, spec_list_push, &l);
+  for (f = 0; f < CSA4_FAMILY_COUNT && !l.failed; f++) {
+    csa4_enumerate(f, family_gens, suite_passes[f] * per_family_scale * family_combos(f), CASES_CSA4_SUITE_SEED,
+                   spec_list_push, &l);
+    if (nightly)
+      csa4_enumerate(f, nightly_gens, nightly_passes[f] * nightly_combos(f), CASES_CSA4_NIGHTLY_SEED, spec_list_push,
+                     &l);
+  }
   return spec_list_write(&l, out);
 }
+
+int cases_csa4_write_suite(FILE *out, int per_family_scale) { return csa4_write_suite(out, per_family_scale, 0); }
+
+int cases_csa4_write_nightly(FILE *out) { return csa4_write_suite(out, 1, 1); }

@@ -1191,8 +1191,29 @@ static void gen_vlens(is_case *c, cases_rng *r, long long lo) {
   }
 }
 
-/* Everything but the present, bias and family knobs; group 0: random. */
-static void gen_dims(is_case *c, cases_rng *r, is_family family, long long group) {
+/* The longest past a family draws: the gate's 40, the nightly suite's 600. */
+static long long past_max(int nightly) { return nightly ? 600 : 40; }
+
+/*
+** The nightly suite's larger shapes, drawn after the gate's: up to 8
+** batches, 1, 2 or 4 times the heads (the group kept), head size 32..128,
+** K up to 128 half the time, and 8 steps.
+*/
+static void gen_dims_nightly(is_case *c, cases_rng *r) {
+  static const long long times[] = {1, 2, 4}, hs[] = {32, 64, 128}, wide[] = {24, 64, 128};
+  long long m = pick(r, times, 3);
+  int every_head = c->index_heads == c->num_heads;
+  c->batch = cases_rng_next_range(r, 1, 8);
+  c->num_heads *= m;
+  c->kv_num_heads *= m; /* 0 (absent) stays absent */
+  if (every_head) c->index_heads = c->num_heads;
+  c->head_size = pick(r, hs, 3);
+  if (coin(r, 50)) c->selected_width = pick(r, wide, 3);
+  c->steps = 8;
+}
+
+/* Everything but the present, bias and family knobs; group 0: random; nightly: larger (gen_dims_nightly). */
+static void gen_dims(is_case *c, cases_rng *r, is_family family, long long group, int nightly) {
   static const long long groups[] = {1, 2, 4}, sqs[] = {1, 1, 1, 2, 3, 4}, hs[] = {4, 8, 12, 16, 32, 64};
   long long kvh;
   c->family = family;
@@ -1212,6 +1233,7 @@ static void gen_dims(is_case *c, cases_rng *r, is_family family, long long group
   c->bias_rank = -1;
   if (coin(r, 40)) c->has_scale = 1, c->scale = cases_rng_uniform(cases_rng_next(r), 0.03125f, 1.0f);
   c->steps = 4;
+  if (nightly) gen_dims_nightly(c, r);
 }
 
 /* present: 0 grow with 1 output, 1 grow with 3, 2 capacity. */
@@ -1221,24 +1243,24 @@ static void gen_present(is_case *c, int present) {
 }
 
 /* is.valid: dtype x index dtype x group x index heads x (past, outputs, present). */
-static void gen_valid(is_case *c, cases_rng *r, long long i) {
+static void gen_valid(is_case *c, cases_rng *r, long long i, int nightly) {
   static const long long groups[] = {1, 2, 4};
   long long j = i % 180, variant = j / 36 % 5; /* no past: 1, 3 grow; past: 1, 3 grow, 3 cap */
-  gen_dims(c, r, IS_FAMILY_VALID, groups[j / 6 % 3]);
+  gen_dims(c, r, IS_FAMILY_VALID, groups[j / 6 % 3], nightly);
   c->dt = float_dtype((unsigned long long)j);
   c->index_dt = j / 3 % 2 ? DTYPE_I64 : DTYPE_I32;
   c->index_heads = j / 18 % 2 ? c->num_heads : 1;
-  c->past_seq = variant >= 2 ? cases_rng_next_range(r, 1, 40) : 0;
+  c->past_seq = variant >= 2 ? cases_rng_next_range(r, 1, past_max(nightly)) : 0;
   gen_present(c, variant < 2 ? (int)variant : (int)variant - 2);
   if (c->capacity || coin(r, 70)) gen_bias_random(c, r);
   if (c->capacity) gen_vlens(c, r, 1);
 }
 
 /* is.indexviol: rule x row (first, middle, last) x column (same) x index dtype x present. */
-static void gen_indexviol(is_case *c, cases_rng *r, long long i) {
+static void gen_indexviol(is_case *c, cases_rng *r, long long i, int nightly) {
   long long j = i % 192, rowpos, colpos, rest, K, minc;
   int cap;
-  gen_dims(c, r, IS_FAMILY_INDEXVIOL, 0);
+  gen_dims(c, r, IS_FAMILY_INDEXVIOL, 0, nightly);
   if (j < 180) /* five rules x 3 rows x 3 columns, then the rest */
     c->viol_rule = INDEX_RULE_SENTINEL + (int)(j % 5), rowpos = j / 5 % 3, colpos = j / 15 % 3, rest = j / 45;
   else /* all_padding has no column: 3 rows, then the rest */
@@ -1248,12 +1270,12 @@ static void gen_indexviol(is_case *c, cases_rng *r, long long i) {
   c->batch = cases_rng_next_range(r, 2, 3);
   c->selected_width = K = cases_rng_next_range(r, 3, 12);
   if (cap) {
-    c->past_seq = cases_rng_next_range(r, K + 2, 40);
+    c->past_seq = cases_rng_next_range(r, K + 2, past_max(nightly));
     gen_present(c, 2);
     gen_bias_random(c, r);
     gen_vlens(c, r, K); /* every bound >= K: any column is plantable */
   } else {
-    if (coin(r, 50)) c->past_seq = cases_rng_next_range(r, K, 40);
+    if (coin(r, 50)) c->past_seq = cases_rng_next_range(r, K, past_max(nightly));
     else c->current_seq = cases_rng_next_range(r, K, K + 3);
     gen_present(c, (int)cases_rng_next_range(r, 0, 1));
     if (coin(r, 50)) gen_bias_random(c, r);
@@ -1271,7 +1293,7 @@ static void gen_indexviol(is_case *c, cases_rng *r, long long i) {
 ** rank and axis, per present), then 8 whose column axis has the other
 ** present's length.
 */
-static void gen_bias_family(is_case *c, cases_rng *r, long long i) {
+static void gen_bias_family(is_case *c, cases_rng *r, long long i, int nightly) {
   long long j = i % 110, target[4];
   int cap = (int)(j % 2), rank, axis = -1, variant = 0;
   if (j < 62) {
@@ -1285,10 +1307,10 @@ static void gen_bias_family(is_case *c, cases_rng *r, long long i) {
   } else {
     rank = 1 + (int)((j - 102) / 2), axis = rank - 1, variant = 2;
   }
-  gen_dims(c, r, IS_FAMILY_BIAS, pick(r, (const long long[]){2, 4}, 2));
+  gen_dims(c, r, IS_FAMILY_BIAS, pick(r, (const long long[]){2, 4}, 2), nightly);
   c->batch = cases_rng_next_range(r, 2, 3);
   c->q_seq = cases_rng_next_range(r, 2, 4);
-  if (cap || variant == 2 || coin(r, 50)) c->past_seq = cases_rng_next_range(r, 2, 40);
+  if (cap || variant == 2 || coin(r, 50)) c->past_seq = cases_rng_next_range(r, 2, past_max(nightly));
   else c->current_seq = cases_rng_next_range(r, 2, 4);
   gen_present(c, cap ? 2 : (int)cases_rng_next_range(r, 0, 1));
   if (j < 62) gen_bias(c, rank, (unsigned)(j / 2 + 1 - (1ll << rank)));
@@ -1300,12 +1322,12 @@ static void gen_bias_family(is_case *c, cases_rng *r, long long i) {
 }
 
 /* is.capfront: valid-length edge x bias layout x tail; inner specials and gaps vary. */
-static void gen_capfront(is_case *c, cases_rng *r, long long i) {
+static void gen_capfront(is_case *c, cases_rng *r, long long i, int nightly) {
   long long j = i % 72, edges[6], b, e;
   int layout = (int)(j / 6 % 3), rank;
-  gen_dims(c, r, IS_FAMILY_CAPFRONT, 0);
+  gen_dims(c, r, IS_FAMILY_CAPFRONT, 0, nightly);
   c->current_seq = cases_rng_next_range(r, 2, 4);
-  c->past_seq = cases_rng_next_range(r, c->current_seq + 3, 40);
+  c->past_seq = cases_rng_next_range(r, c->current_seq + 3, past_max(nightly));
   c->batch = layout == 2 ? 3 : cases_rng_next_range(r, 1, 3);
   gen_present(c, 2);
   edges[0] = 0, edges[1] = 1, edges[2] = c->current_seq - 1, edges[3] = c->current_seq;
@@ -1328,13 +1350,13 @@ static void gen_capfront(is_case *c, cases_rng *r, long long i) {
 }
 
 /* is.masked: present x index heads x bias layout x how many rows. */
-static void gen_masked(is_case *c, cases_rng *r, long long i) {
+static void gen_masked(is_case *c, cases_rng *r, long long i, int nightly) {
   static const unsigned layouts[4][2] = {{4, 15}, {4, 13}, {4, 14}, {2, 3}}; /* full, [B,1,Sq,T], [1,N,Sq,T], [Sq,T] */
   long long j = i % 48, rows;
   int cap = (int)(j % 2), level = (int)(j / 16 % 3);
-  gen_dims(c, r, IS_FAMILY_MASKED, 0);
+  gen_dims(c, r, IS_FAMILY_MASKED, 0, nightly);
   c->index_heads = j / 2 % 2 ? c->num_heads : 1;
-  if (cap || coin(r, 50)) c->past_seq = cases_rng_next_range(r, 2, 40);
+  if (cap || coin(r, 50)) c->past_seq = cases_rng_next_range(r, 2, past_max(nightly));
   else c->current_seq = cases_rng_next_range(r, 2, 4); /* some keys to choose from */
   gen_present(c, cap ? 2 : (int)cases_rng_next_range(r, 0, 1));
   gen_bias(c, (int)layouts[j / 4 % 4][0], layouts[j / 4 % 4][1]);
@@ -1389,19 +1411,19 @@ static int contract_entries(void) {
 }
 
 /* is.contract: every entry on a valid base that has what the entry breaks. */
-static void gen_contract(is_case *c, cases_rng *r, long long i) {
+static void gen_contract(is_case *c, cases_rng *r, long long i, int nightly) {
   is_contract_kind kind;
   int target, slot, need_past, need_out3, need_cap;
   dtype dt;
   contract_entry((int)(i % contract_entries()), &kind, &target, &dt);
   slot = target >= 0 && ck_info[kind].arg != CK_ARG_COUNT ? slot_of_target(target) : -1;
-  gen_dims(c, r, IS_FAMILY_CONTRACT, 0);
+  gen_dims(c, r, IS_FAMILY_CONTRACT, 0, nightly);
   c->dt = float_dtype((unsigned long long)(i + i / contract_entries()));
   need_cap = kind == IS_CK_CAP_NO_BIAS || kind == IS_CK_CAP_NO_PAST;
   need_past = need_cap || slot == IS_IN_PAST_KEY || slot == IS_IN_PAST_VALUE || kind == IS_CK_PAST_UNPAIRED ||
               kind == IS_CK_PRESENT_MIXED;
   need_out3 = need_cap || slot > IS_INPUT_COUNT || kind == IS_CK_PRESENT_MIXED;
-  if (need_past || coin(r, 50)) c->past_seq = cases_rng_next_range(r, 1, 40);
+  if (need_past || coin(r, 50)) c->past_seq = cases_rng_next_range(r, 1, past_max(nightly));
   if (kind == IS_CK_CAP_NO_PAST && c->past_seq == c->current_seq) c->past_seq++;
   gen_present(c, need_cap || (c->past_seq && coin(r, 30)) ? 2 : need_out3 ? 1 : (int)cases_rng_next_range(r, 0, 1));
   if (need_cap || c->capacity || slot == IS_IN_BIAS || coin(r, 50)) gen_bias_random(c, r);
@@ -1415,13 +1437,13 @@ static void gen_contract(is_case *c, cases_rng *r, long long i) {
 }
 
 /* is.numeric: special x where x dtype; the rate and the rest vary. */
-static void gen_numeric(is_case *c, cases_rng *r, long long i) {
+static void gen_numeric(is_case *c, cases_rng *r, long long i, int nightly) {
   static const unsigned where[] = {IS_NUM_IN_Q, IS_NUM_IN_K, IS_NUM_IN_V, IS_NUM_IN_Q | IS_NUM_IN_K | IS_NUM_IN_V};
   static const long long rates[] = {20, 100, 500, 1000};
   long long j = i % 60;
-  gen_dims(c, r, IS_FAMILY_NUMERIC, 0);
+  gen_dims(c, r, IS_FAMILY_NUMERIC, 0, nightly);
   c->dt = float_dtype((unsigned long long)(j / 20));
-  if (coin(r, 50)) c->past_seq = cases_rng_next_range(r, 1, 40);
+  if (coin(r, 50)) c->past_seq = cases_rng_next_range(r, 1, past_max(nightly));
   gen_present(c, c->past_seq && coin(r, 30) ? 2 : (int)cases_rng_next_range(r, 0, 1));
   if (c->capacity || coin(r, 50)) gen_bias_random(c, r);
   if (c->capacity) gen_vlens(c, r, 1);
@@ -1430,7 +1452,7 @@ static void gen_numeric(is_case *c, cases_rng *r, long long i) {
   c->num_rate = (int)pick(r, rates, 4);
 }
 
-typedef void (*family_gen_fn)(is_case *c, cases_rng *r, long long i);
+typedef void (*family_gen_fn)(is_case *c, cases_rng *r, long long i, int nightly);
 static const family_gen_fn family_gens[IS_FAMILY_COUNT] = {gen_valid,  gen_indexviol, gen_bias_family, gen_capfront,
                                                            gen_masked, gen_contract,  gen_numeric};
 
@@ -1441,9 +1463,10 @@ int cases_is_family_combos(const char *family) {
   return f == IS_FAMILY_CONTRACT ? contract_entries() : combos[f];
 }
 
-int cases_is_enumerate(const char *family, int count, unsigned long long seed, void (*emit)(const char *spec, void *ctx),
-                       void *ctx) {
-  int f = spec_name_lookup(family_names, IS_FAMILY_COUNT, family), i;
+/* count specs of family f, drawn from seed; nightly: the nightly suite's larger shapes. */
+static int is_enumerate(int f, int count, unsigned long long seed, int nightly, void (*emit)(const char *spec, void *ctx),
+                        void *ctx) {
+  int i;
   if (f < 0) return -1;
   for (i = 0; i < count; i++) {
     char spec[IS_CASE_SPEC_MAX], err[512];
@@ -1452,15 +1475,21 @@ int cases_is_enumerate(const char *family, int count, unsigned long long seed, v
     memset(&c, 0, sizeof c);
     c.contract_target = -1;
     cases_rng_init(&r, seed, IS_STREAM_ENUM + (uint32_t)f, 0, (uint64_t)i << 16);
-    family_gens[f](&c, &r, i);
+    family_gens[f](&c, &r, i, nightly);
     c.seed = cases_rng_u64(seed, IS_STREAM_ENUM + (uint32_t)f, 1, (uint64_t)i) >> 32;
     if (cases_is_format(&c, spec, sizeof spec) || cases_is_parse(spec, &back, err, sizeof err)) {
-      fprintf(stderr, "%s:%d: %s case %d is not a valid spec: %s\n  %s\n", __FILE__, __LINE__, family, i, err, spec);
+      fprintf(stderr, "%s:%d: %s case %d is not a valid spec: %s\n  %s\n", __FILE__, __LINE__, family_names[f], i, err,
+              spec);
       abort(); /* a generator bug */
     }
     emit(spec, ctx);
   }
   return count;
+}
+
+int cases_is_enumerate(const char *family, int count, unsigned long long seed, void (*emit)(const char *spec, void *ctx),
+                       void *ctx) {
+  return is_enumerate(spec_name_lookup(family_names, IS_FAMILY_COUNT, family), count, seed, 0, emit, ctx);
 }
 
 /* ------------------------------------------------------------- suite */
@@ -1470,11 +1499,21 @@ int cases_is_enumerate(const char *family, int count, unsigned long long seed, v
 /* Passes over each family's combinations in the gate suite (at scale 1). */
 static const int suite_passes[IS_FAMILY_COUNT] = {2, 1, 1, 2, 2, 2, 2};
 
-int cases_is_write_suite(FILE *out, int per_family_scale) {
+/* The nightly suite's added passes, drawn from their own seed with the larger shapes. */
+#define CASES_IS_NIGHTLY_SEED 0x6e696768746c79ull /* "nightly" */
+static const int nightly_passes[IS_FAMILY_COUNT] = {2, 1, 1, 1, 1, 1, 1};
+
+static int is_write_suite(FILE *out, int per_family_scale, int nightly) {
   spec_list l = {0};
   int f;
-  for (f = 0; f < IS_FAMILY_COUNT && !l.failed; f++)
-    cases_is_enumerate(family_names[f], suite_passes[f] * per_family_scale * cases_is_family_combos(family_names[f]),
-                       CASES_IS_SUITE_SEED, spec_list_push, &l);
+  for (f = 0; f < IS_FAMILY_COUNT && !l.failed; f++) {
+    int combos = cases_is_family_combos(family_names[f]);
+    is_enumerate(f, suite_passes[f] * per_family_scale * combos, CASES_IS_SUITE_SEED, 0, spec_list_push, &l);
+    if (nightly) is_enumerate(f, nightly_passes[f] * combos, CASES_IS_NIGHTLY_SEED, 1, spec_list_push, &l);
+  }
   return spec_list_write(&l, out);
 }
+
+int cases_is_write_suite(FILE *out, int per_family_scale) { return is_write_suite(out, per_family_scale, 0); }
+
+int cases_is_write_nightly(FILE *out) { return is_write_suite(out, 1, 1); }

@@ -269,4 +269,12 @@ int cases_is_family_combos(const char *family);
 */
 int cases_is_write_suite(FILE *out, int per_family_scale);
 
+/*
+** Writes the IndexShare nightly suite: per family, the gate suite's lines
+** (scale 1), then more seeds with larger shapes (batch up to 8, up to 4x the
+** heads, head size up to 128, K up to 128, past up to 600, 8 steps).  Fails
+** (-1) if two specs would share an id.  The number of lines, or -1.
+*/
+int cases_is_write_nightly(FILE *out);
+
 #endif

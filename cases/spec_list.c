@@ -35,7 +35,7 @@ static int spec_list_ids_unique(const spec_list *l) {
   }
   if (!rc) qsort(ids, (size_t)l->n, sizeof *ids, compare_str);
   for (i = 1; i < l->n && !rc; i++)
-    if (!strcmp(ids[i - 1], ids[i])) fprintf(stderr, "gate suite: id %s appears twice\n", ids[i]), rc = -1;
+    if (!strcmp(ids[i - 1], ids[i])) fprintf(stderr, "suite: id %s appears twice\n", ids[i]), rc = -1;
   for (i = 0; i < l->n; i++) free(ids[i]);
   free(ids);
   return rc;

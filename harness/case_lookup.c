@@ -9,6 +9,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -48,21 +49,33 @@ static int find_in_suite(const char *dir, const char *name, const char *id, char
   return rc;
 }
 
+/* scandir filter: the *.suite files. */
+static int is_suite_file(const struct dirent *e) {
+  size_t n = strlen(e->d_name);
+  return n > 6 && n < 256 && strcmp(e->d_name + n - 6, ".suite") == 0;
+}
+
+/*
+** Looks id up in gate first (a gate id is in nightly too, and "suite gate"
+** is what a developer expects to read), then in every other suite in name
+** order, so the answer never depends on the directory's listing order.
+*/
 static int find_in_suites(const char *dir, const char *id, char *spec, size_t spec_len, char *where,
                           size_t where_len) {
-  DIR *d = opendir(dir);
-  struct dirent *e;
-  int rc = 1;
-  if (!d) return 1;
-  while (rc && (e = readdir(d)) != NULL) {
+  struct dirent **list = NULL;
+  int n, i, rc = find_in_suite(dir, "gate", id, spec, spec_len);
+  if (rc == 0) return snprintf(where, where_len, "suite gate"), 0;
+  n = scandir(dir, &list, is_suite_file, alphasort);
+  for (i = 0; i < n; i++) {
     char name[256];
-    size_t n = strlen(e->d_name);
-    if (n <= 6 || n >= sizeof name || strcmp(e->d_name + n - 6, ".suite")) continue;
-    memcpy(name, e->d_name, n - 6);
-    name[n - 6] = '\0';
-    if ((rc = find_in_suite(dir, name, id, spec, spec_len)) == 0) snprintf(where, where_len, "suite %s", name);
+    size_t len = strlen(list[i]->d_name) - 6;
+    memcpy(name, list[i]->d_name, len);
+    name[len] = '\0';
+    if (rc != 0 && strcmp(name, "gate") != 0 && (rc = find_in_suite(dir, name, id, spec, spec_len)) == 0)
+      snprintf(where, where_len, "suite %s", name);
+    free(list[i]);
   }
-  closedir(d);
+  free(list);
   return rc;
 }
 

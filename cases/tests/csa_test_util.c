@@ -9,21 +9,36 @@
 #include <sys/types.h>
 #include <time.h>
 
-spec_set csa_test_generated_suite(int (*write_suite)(FILE *out, int per_family_scale), const char *what) {
+/* The n lines a writer left in text (freed here), at least min of them. */
+static spec_set written_lines(char *text, int n, int min, const char *suite, const char *what) {
   spec_set s = {0};
-  char *text = NULL, *line, *save = NULL;
-  size_t len = 0;
-  FILE *f = open_memstream(&text, &len);
-  int n = write_suite(f, 1);
-  fclose(f);
-  cr_assert(n >= 300, "the gate suite has %d %s specs, want >= 300", n, what);
+  char *line, *save = NULL;
+  cr_assert(n >= min, "the %s suite has %d %s specs, want >= %d", suite, n, what, min);
   for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) spec_set_push(line, &s);
   free(text);
   cr_assert_eq(s.n, n);
   return s;
 }
 
-void csa_test_expect_corpus(const spec_set *gen, const char *prefix, const char *what) {
+spec_set csa_test_generated_suite(int (*write_suite)(FILE *out, int per_family_scale), const char *what) {
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  int n = write_suite(f, 1);
+  fclose(f);
+  return written_lines(text, n, 300, "gate", what);
+}
+
+spec_set csa_test_generated_nightly(int (*write_nightly)(FILE *out), const char *what) {
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  int n = write_nightly(f);
+  fclose(f);
+  return written_lines(text, n, 400, "nightly", what);
+}
+
+void csa_test_expect_corpus(const spec_set *gen, const char *suite, const char *prefix, const char *what) {
   const char *dir = getenv("BITGATE_SOURCE_DIR");
   spec_set mine = {0};
   char path[4096], *line = NULL;
@@ -32,7 +47,7 @@ void csa_test_expect_corpus(const spec_set *gen, const char *prefix, const char 
   FILE *f;
   int i;
   if (!dir) cr_skip_test("BITGATE_SOURCE_DIR is not set");
-  snprintf(path, sizeof path, "%s/corpus/gate.suite", dir);
+  snprintf(path, sizeof path, "%s/corpus/%s.suite", dir, suite);
   cr_assert((f = fopen(path, "r")) != NULL, "cannot read %s", path);
   while ((len = getline(&line, &cap, f)) >= 0) {
     while (len > 0 && line[len - 1] == '\n') line[--len] = '\0';
@@ -40,9 +55,9 @@ void csa_test_expect_corpus(const spec_set *gen, const char *prefix, const char 
   }
   free(line);
   fclose(f);
-  cr_assert_eq(mine.n, gen->n, "%s has %d %s lines, gen_suite writes %d (run gen_suite corpus/gate.suite)", path,
+  cr_assert_eq(mine.n, gen->n, "%s has %d %s lines, gen_suite writes %d (rerun gen_suite, see its header)", path,
                mine.n, what, gen->n);
-  for (i = 0; i < gen->n; i++) cr_assert_str_eq(mine.v[i], gen->v[i], "line %d differs", i);
+  for (i = 0; i < gen->n; i++) cr_assert_str_eq(mine.v[i], gen->v[i], "%s: %s line %d differs", path, what, i);
   spec_set_free(&mine);
 }
 

@@ -1,8 +1,8 @@
 /*
 ** csa_test_util.h: fixtures the CSA case tests of both ratios share
 ** (test_csa128_cases.c, and test_csa4_cases.c / test_csa4_oracle.c through
-** csa4_test_util.h): a family's generated suite, the check that
-** corpus/gate.suite holds it, one step's tensors with the pointer arrays the
+** csa4_test_util.h): a family's generated gate and nightly suites, the check
+** that corpus/gate.suite and corpus/nightly.suite hold them, one step's tensors with the pointer arrays the
 ** oracle takes, tensor equality and a monotonic clock.
 */
 #ifndef CASES_TESTS_CSA_TEST_UTIL_H
@@ -20,12 +20,15 @@
 */
 spec_set csa_test_generated_suite(int (*write_suite)(FILE *out, int per_family_scale), const char *what);
 
+/* The nightly suite write_nightly writes; asserts it holds >= 400 specs. */
+spec_set csa_test_generated_nightly(int (*write_nightly)(FILE *out), const char *what);
+
 /*
-** The lines of $BITGATE_SOURCE_DIR/corpus/gate.suite that start with prefix
-** ("family=csa4.") must be gen's, in order (skips the test when the variable
-** is not set).
+** The lines of $BITGATE_SOURCE_DIR/corpus/SUITE.suite (suite "gate" or
+** "nightly") that start with prefix ("family=csa4.") must be gen's, in
+** order (skips the test when the variable is not set).
 */
-void csa_test_expect_corpus(const spec_set *gen, const char *prefix, const char *what);
+void csa_test_expect_corpus(const spec_set *gen, const char *suite, const char *prefix, const char *what);
 
 /* A spec and what its parse error must contain (NULL: it must parse). */
 typedef struct csa_parse_row {

@@ -33,20 +33,26 @@ static void spec_set_from_text(spec_set *s, char *text) {
     if (line[0] && line[0] != '#') spec_set_push(line, s);
 }
 
-/* The gate suite as cases_is_write_suite writes it. */
-static spec_set generated_suite(void) {
+/* The specs write puts out, at least min of them (suite names them in the message). */
+static spec_set written_suite(int (*write)(FILE *out), int min, const char *suite) {
   spec_set s = {0};
   char *text = NULL;
   size_t len = 0;
   FILE *f = open_memstream(&text, &len);
-  int n = cases_is_write_suite(f, 1);
+  int n = write(f);
   fclose(f);
-  cr_assert(n >= 1100, "the gate suite has %d IndexShare specs, want >= 1100", n);
+  cr_assert(n >= min, "the %s suite has %d IndexShare specs, want >= %d", suite, n, min);
   spec_set_from_text(&s, text);
   free(text);
   cr_assert_eq(s.n, n);
   return s;
 }
+
+static int write_gate(FILE *out) { return cases_is_write_suite(out, 1); }
+
+/* The gate suite as cases_is_write_suite writes it; the nightly suite as cases_is_write_nightly does. */
+static spec_set generated_suite(void) { return written_suite(write_gate, 1100, "gate"); }
+static spec_set generated_nightly(void) { return written_suite(cases_is_write_nightly, 2000, "nightly"); }
 
 static is_case parse_or_die(const char *spec) {
   is_case c;
@@ -600,17 +606,19 @@ Test(cases_suite, ids_unique_and_every_family_present) {
   spec_set_free(&s);
 }
 
-Test(cases_suite, committed_gate_suite_is_current) {
-  /* corpus/gate.suite's IndexShare lines are gen_suite's output, and every
-  ** id in the file (other operators' too) is unique. */
+/*
+** corpus/SUITE.suite's IndexShare lines are gen's (gen_suite's output, freed
+** here), and every id in the file (other operators' too) is unique.
+*/
+static void expect_committed_suite(const char *suite, spec_set gen) {
   const char *dir = getenv("BITGATE_SOURCE_DIR");
-  spec_set gen = generated_suite(), committed = {0}, mine = {0};
+  spec_set committed = {0}, mine = {0};
   char path[4096], *text;
   long size;
   FILE *f;
   int i;
   if (!dir) cr_skip_test("BITGATE_SOURCE_DIR is not set");
-  snprintf(path, sizeof path, "%s/corpus/gate.suite", dir);
+  snprintf(path, sizeof path, "%s/corpus/%s.suite", dir, suite);
   cr_assert((f = fopen(path, "r")) != NULL, "cannot read %s", path);
   fseek(f, 0, SEEK_END);
   size = ftell(f);
@@ -630,3 +638,7 @@ Test(cases_suite, committed_gate_suite_is_current) {
   spec_set_free(&committed);
   spec_set_free(&mine);
 }
+
+Test(cases_suite, committed_gate_suite_is_current) { expect_committed_suite("gate", generated_suite()); }
+
+Test(cases_suite, committed_nightly_suite_is_current) { expect_committed_suite("nightly", generated_nightly()); }

@@ -332,6 +332,12 @@ Test(csa128_oracle, contract_family_is_rejected_with_its_code, .timeout = 600) {
 
 Test(csa128_corpus, gate_suite_holds_the_generated_lines) {
   spec_set gen = generated_suite();
-  csa_test_expect_corpus(&gen, "family=csa128.", "ratio-128");
+  csa_test_expect_corpus(&gen, "gate", "family=csa128.", "ratio-128");
+  spec_set_free(&gen);
+}
+
+Test(csa128_corpus, nightly_suite_holds_the_generated_lines) {
+  spec_set gen = csa_test_generated_nightly(cases_csa_write_nightly, "ratio-128");
+  csa_test_expect_corpus(&gen, "nightly", "family=csa128.", "ratio-128");
   spec_set_free(&gen);
 }

@@ -386,6 +386,12 @@ Test(csa4_tensors, budget_refusal) {
 
 Test(csa4_corpus, gate_suite_holds_the_generated_lines) {
   spec_set gen = csa4_generated_suite();
-  csa_test_expect_corpus(&gen, "family=csa4.", "ratio-4");
+  csa_test_expect_corpus(&gen, "gate", "family=csa4.", "ratio-4");
+  spec_set_free(&gen);
+}
+
+Test(csa4_corpus, nightly_suite_holds_the_generated_lines) {
+  spec_set gen = csa_test_generated_nightly(cases_csa4_write_nightly, "ratio-4");
+  csa_test_expect_corpus(&gen, "nightly", "family=csa4.", "ratio-4");
   spec_set_free(&gen);
 }

@@ -2,9 +2,10 @@
 ** gen_suite: (re)writes the generated cases of a suite file: IndexShare
 ** (lines starting "family=is.", cases_is_write_suite), CSA ratio 128
 ** ("family=csa128.", cases_csa_write_suite) and CSA ratio 4 ("family=csa4.",
-** cases_csa4_write_suite).
+** cases_csa4_write_suite); with --nightly, the nightly suite's
+** (cases_*_write_nightly: every gate line plus the nightly additions).
 **
-**   gen_suite [--scale N] [PATH]
+**   gen_suite [--scale N | --nightly] [PATH]
 **
 ** Without PATH the specs go to stdout, IndexShare first.  With PATH, the
 ** file's other lines (its '#' header, other operators' specs) are kept where
@@ -12,7 +13,8 @@
 ** the first of them stood (after the rest when there were none).  The new
 ** file replaces the old by rename, so a failure leaves the old one whole.
 **
-**   gen_suite corpus/gate.suite     # what CI's committed gate suite holds
+**   gen_suite corpus/gate.suite                # the committed gate suite
+**   gen_suite --nightly corpus/nightly.suite   # the committed nightly suite
 */
 #include "cases/csa128_cases.h"
 #include "cases/csa4_cases.h"
@@ -23,16 +25,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* One generated group of lines: the prefix that marks them and their writer. */
+/* One generated group of lines: the prefix that marks them and their gate and nightly writers. */
 typedef struct suite_group {
   const char *prefix, *name;
   int (*write)(FILE *out, int scale);
+  int (*write_nightly)(FILE *out);
 } suite_group;
 
 static const suite_group groups[] = {
-    {"family=is.", "IndexShare", cases_is_write_suite},
-    {"family=csa128.", "CSA ratio-128", cases_csa_write_suite},
-    {"family=csa4.", "CSA ratio-4", cases_csa4_write_suite},
+    {"family=is.", "IndexShare", cases_is_write_suite, cases_is_write_nightly},
+    {"family=csa128.", "CSA ratio-128", cases_csa_write_suite, cases_csa_write_nightly},
+    {"family=csa4.", "CSA ratio-4", cases_csa4_write_suite, cases_csa4_write_nightly},
 };
 #define GROUP_COUNT ((int)(sizeof groups / sizeof groups[0]))
 
@@ -62,6 +65,11 @@ static int lines_read(const char *path, lines *out) {
   return 0;
 }
 
+/* Group g's lines: the nightly suite's (scale 0) or the gate's at scale. */
+static int group_write(int g, FILE *out, int scale) {
+  return scale ? groups[g].write(out, scale) : groups[g].write_nightly(out);
+}
+
 /* The group whose line s is; -1 for a line of no group. */
 static int line_group(const char *s) {
   int g;
@@ -81,7 +89,7 @@ static int write_merged(const char *path, const lines *old, int scale) {
   if (!(f = fopen(tmp, "w"))) return fprintf(stderr, "gen_suite: cannot write %s: %s\n", tmp, strerror(errno)), -1;
   for (i = 0; i <= old->n; i++) {
     for (g = 0; g < GROUP_COUNT; g++)
-      if (at[g] == i) n[g] = groups[g].write(f, scale);
+      if (at[g] == i) n[g] = group_write(g, f, scale);
     if (i < old->n && line_group(old->v[i]) < 0) fprintf(f, "%s\n", old->v[i]);
   }
   for (g = 0; g < GROUP_COUNT; g++)
@@ -99,20 +107,23 @@ static int write_merged(const char *path, const lines *old, int scale) {
 static int write_stdout(int scale) {
   int g;
   for (g = 0; g < GROUP_COUNT; g++)
-    if (groups[g].write(stdout, scale) < 0) return -1;
+    if (group_write(g, stdout, scale) < 0) return -1;
   return 0;
 }
 
 int main(int argc, char **argv) {
   const char *path = NULL;
-  int scale = 1, i, rc;
+  int scale = 1, nightly = 0, i, rc;
   lines old;
   for (i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--scale") && i + 1 < argc) scale = atoi(argv[++i]);
+    else if (!strcmp(argv[i], "--nightly")) nightly = 1;
     else if (argv[i][0] != '-' && !path) path = argv[i];
-    else return fprintf(stderr, "usage: gen_suite [--scale N] [PATH]\n"), 2;
+    else return fprintf(stderr, "usage: gen_suite [--scale N | --nightly] [PATH]\n"), 2;
   }
   if (scale < 1) return fprintf(stderr, "gen_suite: --scale must be >= 1\n"), 2;
+  if (nightly && scale != 1) return fprintf(stderr, "gen_suite: --nightly has no --scale\n"), 2;
+  if (nightly) scale = 0; /* group_write: the nightly writers */
   if (!path) return write_stdout(scale) ? 1 : 0;
   if (lines_read(path, &old)) return fprintf(stderr, "gen_suite: cannot read %s: %s\n", path, strerror(errno)), 1;
   rc = write_merged(path, &old, scale);

@@ -210,39 +210,75 @@ static __device__ void csa4_hadamard_scaled(float *x) {
   __syncthreads();
 }
 
+/* One compressor stream: its inputs, its carry and its record cache. */
+typedef struct csa4_stream {
+  const float *kv, *gate, *ape, *norm; /* [B, S, source] twice, [4, source], [dim] */
+  float *carry;                        /* [B, 8, 2, source]: carry_row floats a batch row */
+  nx_u8 *cache;                        /* [B, capacity, record_bytes] */
+  int source;                          /* floats a token: twice the record's dims */
+  long long carry_row, capacity, record_bytes;
+} csa4_stream;
+
+/*
+** The walk both compressors share: block-stride over the batch rows, the S
+** tokens of a row in order, each into its carry slot; at every 4th
+** position the record (DIM floats, in shared memory) finishes and Emit
+** writes it into cache record (pos + 1) / 4 - 1; then the carry rotates.
+** Emit runs on every thread after csa4_finish_record's closing barrier.
+*/
+template <int DIM, void (*Emit)(float *record, nx_u8 *dst)>
+static __device__ __forceinline__ void csa4_compress(const csa4_shape &p, const csa4_stream &st,
+                                                     const long long *total_ptr) {
+  __shared__ float record[DIM];
+  __shared__ float inv_rms;
+  csa_cursor c;
+  long long b, s;
+  if (!csa4_cursor(&c, total_ptr, &p)) return;
+  for (b = blockIdx.x; b < p.batch; b += gridDim.x) {
+    float *row = st.carry + b * st.carry_row;
+    for (s = 0; s < p.seq; s++) {
+      const long long pos = c.start + s, in = (b * p.seq + s) * st.source;
+      csa4_carry_token(row, st.kv + in, st.gate + in, st.ape, st.source, (int)(pos & 3));
+      if (((pos + 1) & 3) != 0) continue; /* no record finishes here */
+      __syncthreads(); /* the pool reads every slot */
+      csa4_finish_record(row, DIM, st.norm, pos - 3, record, &inv_rms);
+      Emit(record, st.cache + (b * st.capacity + (pos + 1) / CSA4_RATIO_K - 1) * st.record_bytes);
+      __syncthreads(); /* record is reused by the next emission */
+      csa4_carry_rotate(row, st.source);
+    }
+  }
+}
+
+/* The main stream's record: seven FP8 blocks, then the bf16 tail (583 bytes). */
+static __device__ __forceinline__ void csa4_main_emit(float *record, nx_u8 *dst) {
+  const int tid = threadIdx.x, nthreads = blockDim.x;
+  int t;
+  for (t = tid; t < CSA4_FP8_BLOCKS_K; t += nthreads)
+    nx_fp8_block64_quantize(record + NX_FP8_BLOCK * t, dst + NX_FP8_BLOCK_BYTES * t);
+  for (t = tid; t < CSA4_ROPE_K; t += nthreads) nx_csa_fp8_record_tail(record, dst, t);
+}
+
+/* The index stream's record: the scaled Hadamard transform, then four FP4 blocks (68 bytes). */
+static __device__ __forceinline__ void csa4_index_emit(float *record, nx_u8 *dst) {
+  const int tid = threadIdx.x, nthreads = blockDim.x;
+  int t;
+  csa4_hadamard_scaled(record);
+  for (t = tid; t < CSA4_FP4_BLOCKS_K; t += nthreads)
+    nx_fp4_block32_quantize(record + NX_FP4_BLOCK * t, dst + NX_FP4_BLOCK_BYTES * t);
+}
+
 /*
 ** The main stream: kv and gate [B, S, 1024], ape [4, 1024], norm [512];
 ** carry [B, 8, 2, 1024] and cache [B, Rc, 583] already hold what
 ** csa4_state_copy left.  Block-stride over the batch rows; the S tokens of
-** a row in order.
+** a row in order (csa4_compress).
 */
 extern "C" __global__ void __launch_bounds__(CSA4_MAIN_THREADS)
     csa4_main_compress(csa4_shape p, const float *kv, const float *gate, const float *ape,
                        const float *norm, float *carry, nx_u8 *cache, const long long *total_ptr) {
-  __shared__ float record[CSA4_DIM_K];
-  __shared__ float inv_rms;
-  const int tid = threadIdx.x, nthreads = blockDim.x;
-  csa_cursor c;
-  long long b, s;
-  int t;
-  if (!csa4_cursor(&c, total_ptr, &p)) return;
-  for (b = blockIdx.x; b < p.batch; b += gridDim.x) {
-    float *row = carry + b * CSA4_MAIN_CARRY_ROW;
-    for (s = 0; s < p.seq; s++) {
-      const long long pos = c.start + s, in = (b * p.seq + s) * CSA4_SOURCE_K;
-      nx_u8 *dst;
-      csa4_carry_token(row, kv + in, gate + in, ape, CSA4_SOURCE_K, (int)(pos & 3));
-      if (((pos + 1) & 3) != 0) continue; /* no record finishes here */
-      __syncthreads(); /* the pool reads every slot */
-      csa4_finish_record(row, CSA4_DIM_K, norm, pos - 3, record, &inv_rms);
-      dst = cache + (b * p.present_capacity + (pos + 1) / CSA4_RATIO_K - 1) * CSA4_FP8_RECORD_K;
-      for (t = tid; t < CSA4_FP8_BLOCKS_K; t += nthreads)
-        nx_fp8_block64_quantize(record + NX_FP8_BLOCK * t, dst + NX_FP8_BLOCK_BYTES * t);
-      for (t = tid; t < CSA4_ROPE_K; t += nthreads) nx_csa_fp8_record_tail(record, dst, t);
-      __syncthreads(); /* record is reused by the next emission */
-      csa4_carry_rotate(row, CSA4_SOURCE_K);
-    }
-  }
+  const csa4_stream st = {kv, gate, ape, norm, carry, cache, CSA4_SOURCE_K, CSA4_MAIN_CARRY_ROW,
+                          p.present_capacity, CSA4_FP8_RECORD_K};
+  csa4_compress<CSA4_DIM_K, csa4_main_emit>(p, st, total_ptr);
 }
 
 /*
@@ -253,31 +289,9 @@ extern "C" __global__ void __launch_bounds__(CSA4_MAIN_THREADS)
 extern "C" __global__ void __launch_bounds__(CSA4_INDEX_THREADS)
     csa4_index_compress(csa4_shape p, const float *kv, const float *gate, const float *ape,
                         const float *norm, float *carry, nx_u8 *key, const long long *total_ptr) {
-  __shared__ float record[CSA4_INDEX_DIM_K];
-  __shared__ float inv_rms;
-  const int tid = threadIdx.x, nthreads = blockDim.x;
-  csa_cursor c;
-  long long b, s;
-  int t;
-  if (!csa4_cursor(&c, total_ptr, &p)) return;
-  for (b = blockIdx.x; b < p.batch; b += gridDim.x) {
-    float *row = carry + b * CSA4_INDEX_CARRY_ROW;
-    for (s = 0; s < p.seq; s++) {
-      const long long pos = c.start + s, in = (b * p.seq + s) * CSA4_INDEX_SOURCE_K;
-      nx_u8 *dst;
-      csa4_carry_token(row, kv + in, gate + in, ape, CSA4_INDEX_SOURCE_K, (int)(pos & 3));
-      if (((pos + 1) & 3) != 0) continue;
-      __syncthreads();
-      csa4_finish_record(row, CSA4_INDEX_DIM_K, norm, pos - 3, record, &inv_rms);
-      csa4_hadamard_scaled(record);
-      dst = key + (b * p.index_present_capacity + (pos + 1) / CSA4_RATIO_K - 1) *
-                      CSA4_INDEX_RECORD_K;
-      for (t = tid; t < CSA4_FP4_BLOCKS_K; t += nthreads)
-        nx_fp4_block32_quantize(record + NX_FP4_BLOCK * t, dst + NX_FP4_BLOCK_BYTES * t);
-      __syncthreads();
-      csa4_carry_rotate(row, CSA4_INDEX_SOURCE_K);
-    }
-  }
+  const csa4_stream st = {kv, gate, ape, norm, carry, key, CSA4_INDEX_SOURCE_K, CSA4_INDEX_CARRY_ROW,
+                          p.index_present_capacity, CSA4_INDEX_RECORD_K};
+  csa4_compress<CSA4_INDEX_DIM_K, csa4_index_emit>(p, st, total_ptr);
 }
 
 /* ---- index query, scoring, selection ----------------------------------------------- */

@@ -10,30 +10,80 @@
 
 #include <criterion/criterion.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
-device_runtime *csa_test_runtime_or_skip(void) {
-  device_runtime *rt = NULL;
-  device_info info;
-  char err[2048];
-  device_probe(&info);
-  if (!info.available) cr_skip_test("skipped: no GPU (%s)", info.reason);
-  cr_assert_eq(device_runtime_create(0, &rt, err, sizeof err), 0, "device_runtime_create: %s", err);
-  return rt;
+void csa_test_io_upload_inputs(device_runtime *rt, csa_test_io *io) {
+  int i;
+  for (i = 0; i < CSA_INPUT_COUNT; i++)
+    if (io->in[i].dt && tensor_bytes(&io->in[i]))
+      GPU_RT_OK(rt, device_buffer_upload(rt, &io->d_in[i], io->in[i].data, tensor_bytes(&io->in[i])));
 }
 
-/* A small integer hash. */
-static unsigned mix(unsigned x) {
-  x ^= x >> 16;
-  x *= 0x7feb352du;
-  x ^= x >> 15;
-  x *= 0x846ca68bu;
-  x ^= x >> 16;
-  return x;
+/* A guarded buffer for t and its descriptor: t's metadata, the buffer's address, no host data. */
+static void mirror(device_runtime *rt, const tensor *t, device_buffer *buf, device_tensor *dt) {
+  GPU_RT_OK(rt, device_buffer_alloc(rt, tensor_bytes(t), buf));
+  dt->meta = *t;
+  dt->meta.data = NULL;
+  dt->dptr = buf->dptr;
 }
 
-float csa_test_value(unsigned seed, long long i) {
-  return (float)(mix(seed * 0x9e3779b9u ^ (unsigned)i ^ (unsigned)(i >> 32)) >> 8) * 0x1p-22f - 2.0f;
+void csa_test_io_upload(device_runtime *rt, csa_test_io *io) {
+  int i;
+  for (i = 0; i < CSA_INPUT_COUNT; i++) {
+    io->p_in[i] = NULL;
+    if (!io->in[i].dt) continue;
+    mirror(rt, &io->in[i], &io->d_in[i], &io->t_in[i]);
+    io->p_in[i] = &io->t_in[i];
+  }
+  csa_test_io_upload_inputs(rt, io);
+  for (i = 0; i < CSA_OUTPUT_MAX; i++) {
+    io->p_out[i] = NULL;
+    if (!io->want[i].dt) continue;
+    mirror(rt, &io->want[i], &io->d_out[i], &io->t_out[i]);
+    io->p_out[i] = &io->t_out[i];
+  }
+}
+
+void csa_test_io_fill_outputs(device_runtime *rt, csa_test_io *io, int byte) {
+  int i;
+  for (i = 0; i < CSA_OUTPUT_MAX; i++)
+    if (io->want[i].dt) GPU_RT_OK(rt, device_buffer_fill(rt, &io->d_out[i], byte));
+}
+
+void csa_test_io_set_total(device_runtime *rt, csa_test_io *io, long long total) {
+  tensor *t = &io->in[CSA_IN_TOTAL_SEQ];
+  ((int64_t *)t->data)[0] = total;
+  GPU_RT_OK(rt, device_buffer_upload(rt, &io->d_in[CSA_IN_TOTAL_SEQ], t->data, sizeof(int64_t)));
+}
+
+void csa_test_io_expect_canaries(device_runtime *rt, const csa_test_io *io, const char *label) {
+  int i;
+  for (i = 0; i < CSA_INPUT_COUNT + CSA_OUTPUT_MAX; i++) {
+    const int is_in = i < CSA_INPUT_COUNT;
+    const device_buffer *buf = is_in ? &io->d_in[i] : &io->d_out[i - CSA_INPUT_COUNT];
+    unsigned damage;
+    if (!buf->base) continue;
+    GPU_RT_OK(rt, device_buffer_check(rt, buf, &damage, NULL));
+    cr_expect_eq(damage, 0, "%s: canary of %s %d overwritten (0x%x)", label, is_in ? "input" : "output",
+                 is_in ? i : i - CSA_INPUT_COUNT, damage);
+  }
+}
+
+void csa_test_io_expect_untouched(device_runtime *rt, const csa_test_io *io, const char *what) {
+  size_t bytes = tensor_bytes(&io->want[CSA_OUT_Y]), i;
+  unsigned char *got = malloc(bytes);
+  cr_assert_not_null(got);
+  GPU_RT_OK(rt, device_buffer_download(rt, &io->d_out[CSA_OUT_Y], got, bytes));
+  for (i = 0; i < bytes && got[i] == DEVICE_JUNK_BYTE; i++) continue;
+  cr_expect_eq(i, bytes, "%s: Y byte %zu was written (0x%02x)", what, i, i < bytes ? got[i] : 0);
+  free(got);
+}
+
+void csa_test_io_free(csa_test_io *io) {
+  int i;
+  for (i = 0; i < CSA_INPUT_COUNT; i++) tensor_free(&io->in[i]), device_buffer_free(&io->d_in[i]);
+  for (i = 0; i < CSA_OUTPUT_MAX; i++) tensor_free(&io->want[i]), device_buffer_free(&io->d_out[i]);
 }
 
 float csa_test_neg_inf(void) { return nx_f32_from_bits(NX_CSA_NEG_INF_BITS); }

@@ -26,7 +26,6 @@
 #include "device/csa128_device.h"
 #include "device/device.h"
 #include "device/kernels/csa128_abi.h"
-#include "device/nvrtc_compile.h"
 #include "device/runtime.h"
 #include "device/tests/csa_test_support.h"
 #include "oracle/csa.h"
@@ -34,7 +33,6 @@
 #include "oracle/numerics/nx_csa.h"
 
 #include <criterion/criterion.h>
-#include <criterion/logging.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,11 +71,7 @@ typedef struct csa_fixture {
   csa_case c;
   csa_attrs attrs;
   int n_in;
-  tensor in[CSA_INPUT_COUNT], want[CSA_OUTPUT_COUNT];
-  device_buffer d_in[CSA_INPUT_COUNT], d_out[CSA_OUTPUT_COUNT];
-  device_tensor t_in[CSA_INPUT_COUNT], t_out[CSA_OUTPUT_COUNT];
-  const device_tensor *p_in[CSA_INPUT_COUNT];
-  device_tensor *p_out[CSA_OUTPUT_COUNT];
+  csa_test_io io;
   const tensor *h_in[CSA_INPUT_COUNT];
   tensor *h_want[CSA_OUTPUT_COUNT];
 } csa_fixture;
@@ -109,8 +103,8 @@ static void fill_carry(tensor *t, long long start, unsigned seed) {
       for (d = 0; d < D; d++) {
         long long kv_at = ((b * CSA128_RATIO + j) * 2) * D + d, score_at = kv_at + D;
         int used = j < filled;
-        f32_of(t)[kv_at] = used ? csa_test_value(seed, kv_at) : 0.0f;
-        f32_of(t)[score_at] = used && (j + d) % 5 != 1 ? csa_test_value(seed + 1, score_at) : csa_test_neg_inf();
+        f32_of(t)[kv_at] = used ? gpu_test_value(seed, kv_at) : 0.0f;
+        f32_of(t)[score_at] = used && (j + d) % 5 != 1 ? gpu_test_value(seed + 1, score_at) : csa_test_neg_inf();
       }
 }
 
@@ -120,7 +114,7 @@ static void fill_past_cache(tensor *t, csa_cache_format fmt, unsigned seed) {
   for (r = 0; r < n_rec; r++) {
     float x[D];
     int k;
-    for (k = 0; k < D; k++) x[k] = csa_test_value(seed, r * D + k) * (k % 3 ? 1.0f : 0.25f);
+    for (k = 0; k < D; k++) x[k] = gpu_test_value(seed, r * D + k) * (k % 3 ? 1.0f : 0.25f);
     if (fmt == CSA_CACHE_F32) {
       memcpy(f32_of(t) + r * D, x, sizeof x);
       continue;
@@ -131,10 +125,10 @@ static void fill_past_cache(tensor *t, csa_cache_format fmt, unsigned seed) {
 
 /* The bias: values in [-1, 1), a few -inf; rank 4 masks row (B-1, H-1, S-1) entirely. */
 static void fill_bias(csa_fixture *f, unsigned seed) {
-  tensor *t = &f->in[CSA_IN_BIAS];
+  tensor *t = &f->io.in[CSA_IN_BIAS];
   long long n = tensor_numel(t), cand = t->shape[t->rank - 1], i;
   for (i = 0; i < n; i++) {
-    float v = csa_test_value(seed, i) * 0.5f;
+    float v = gpu_test_value(seed, i) * 0.5f;
     if (cand > 1 && i % cand % 7 == 3) v = csa_test_neg_inf();
     if (t->rank == 4 && i / cand == n / cand - 1) v = csa_test_neg_inf();
     f32_of(t)[i] = v;
@@ -149,15 +143,15 @@ static void fixture_fill(csa_fixture *f, unsigned seed) {
                               CSA_IN_HEAD_SINK};
   size_t k;
   for (k = 0; k < sizeof plain / sizeof plain[0]; k++) {
-    tensor *t = &f->in[plain[k]];
-    for (i = 0; i < tensor_numel(t); i++) f32_of(t)[i] = csa_test_value(seed * 32u + (unsigned)plain[k], i);
+    tensor *t = &f->io.in[plain[k]];
+    for (i = 0; i < tensor_numel(t); i++) f32_of(t)[i] = gpu_test_value(seed * 32u + (unsigned)plain[k], i);
   }
-  for (i = 0; i < CSA128_RATIO * D; i++) f32_of(&f->in[CSA_IN_COMPRESSOR_APE])[i] = csa_test_value(seed * 32u + 4, i) * 0.5f;
-  for (i = 0; i < D; i++) f32_of(&f->in[CSA_IN_COMPRESSOR_NORM])[i] = 0.75f + csa_test_value(seed * 32u + 5, i) * 0.125f;
-  fill_carry(&f->in[CSA_IN_PAST_CARRY], start, seed * 32u + 7);
-  fill_past_cache(&f->in[CSA_IN_PAST_COMPRESSED_KV], c->fmt, seed * 32u + 6);
-  for (i = 0; i < c->B; i++) ((int32_t *)f->in[CSA_IN_SEQLENS_K].data)[i] = (int32_t)c->total;
-  ((int64_t *)f->in[CSA_IN_TOTAL_SEQ].data)[0] = c->total;
+  for (i = 0; i < CSA128_RATIO * D; i++) f32_of(&f->io.in[CSA_IN_COMPRESSOR_APE])[i] = gpu_test_value(seed * 32u + 4, i) * 0.5f;
+  for (i = 0; i < D; i++) f32_of(&f->io.in[CSA_IN_COMPRESSOR_NORM])[i] = 0.75f + gpu_test_value(seed * 32u + 5, i) * 0.125f;
+  fill_carry(&f->io.in[CSA_IN_PAST_CARRY], start, seed * 32u + 7);
+  fill_past_cache(&f->io.in[CSA_IN_PAST_COMPRESSED_KV], c->fmt, seed * 32u + 6);
+  for (i = 0; i < c->B; i++) ((int32_t *)f->io.in[CSA_IN_SEQLENS_K].data)[i] = (int32_t)c->total;
+  ((int64_t *)f->io.in[CSA_IN_TOTAL_SEQ].data)[0] = c->total;
   if (c->bias_rank >= 0) fill_bias(f, seed * 32u + 19);
 }
 
@@ -174,26 +168,26 @@ static void fixture_build(csa_fixture *f, const csa_case *c, unsigned seed) {
   f->attrs.qk_rope_head_dim = CSA_ROPE_DIM;
   f->attrs.has_scale = c->scale != 0.0f;
   f->attrs.scale = c->scale;
-  shape_set(&f->in[CSA_IN_QUERY], DTYPE_F32, 4, c->B, c->S, c->H, D);
-  shape_set(&f->in[CSA_IN_CURRENT_KV], DTYPE_F32, 3, c->B, c->L, D, 0);
-  shape_set(&f->in[CSA_IN_COMPRESSOR_KV], DTYPE_F32, 3, c->B, c->S, D, 0);
-  shape_set(&f->in[CSA_IN_COMPRESSOR_GATE], DTYPE_F32, 3, c->B, c->S, D, 0);
-  shape_set(&f->in[CSA_IN_COMPRESSOR_APE], DTYPE_F32, 2, CSA128_RATIO, D, 0, 0);
-  shape_set(&f->in[CSA_IN_COMPRESSOR_NORM], DTYPE_F32, 1, D, 0, 0, 0);
-  shape_set(&f->in[CSA_IN_PAST_COMPRESSED_KV], cdt, 3, c->B, c->Rp, W, 0);
-  shape_set(&f->in[CSA_IN_PAST_CARRY], DTYPE_F32, 4, c->B, CSA128_RATIO, 2, D);
-  shape_set(&f->in[CSA_IN_SEQLENS_K], DTYPE_I32, 1, c->B, 0, 0, 0);
-  shape_set(&f->in[CSA_IN_TOTAL_SEQ], DTYPE_I64, 0, 0, 0, 0, 0);
-  shape_set(&f->in[CSA_IN_HEAD_SINK], DTYPE_F32, 1, c->H, 0, 0, 0);
-  if (c->bias_rank == 1) shape_set(&f->in[CSA_IN_BIAS], DTYPE_F32, 1, 1, 0, 0, 0);
-  if (c->bias_rank == 2) shape_set(&f->in[CSA_IN_BIAS], DTYPE_F32, 2, c->S, cand, 0, 0);
-  if (c->bias_rank == 4) shape_set(&f->in[CSA_IN_BIAS], DTYPE_F32, 4, c->B, c->H, c->S, cand);
+  shape_set(&f->io.in[CSA_IN_QUERY], DTYPE_F32, 4, c->B, c->S, c->H, D);
+  shape_set(&f->io.in[CSA_IN_CURRENT_KV], DTYPE_F32, 3, c->B, c->L, D, 0);
+  shape_set(&f->io.in[CSA_IN_COMPRESSOR_KV], DTYPE_F32, 3, c->B, c->S, D, 0);
+  shape_set(&f->io.in[CSA_IN_COMPRESSOR_GATE], DTYPE_F32, 3, c->B, c->S, D, 0);
+  shape_set(&f->io.in[CSA_IN_COMPRESSOR_APE], DTYPE_F32, 2, CSA128_RATIO, D, 0, 0);
+  shape_set(&f->io.in[CSA_IN_COMPRESSOR_NORM], DTYPE_F32, 1, D, 0, 0, 0);
+  shape_set(&f->io.in[CSA_IN_PAST_COMPRESSED_KV], cdt, 3, c->B, c->Rp, W, 0);
+  shape_set(&f->io.in[CSA_IN_PAST_CARRY], DTYPE_F32, 4, c->B, CSA128_RATIO, 2, D);
+  shape_set(&f->io.in[CSA_IN_SEQLENS_K], DTYPE_I32, 1, c->B, 0, 0, 0);
+  shape_set(&f->io.in[CSA_IN_TOTAL_SEQ], DTYPE_I64, 0, 0, 0, 0, 0);
+  shape_set(&f->io.in[CSA_IN_HEAD_SINK], DTYPE_F32, 1, c->H, 0, 0, 0);
+  if (c->bias_rank == 1) shape_set(&f->io.in[CSA_IN_BIAS], DTYPE_F32, 1, 1, 0, 0, 0);
+  if (c->bias_rank == 2) shape_set(&f->io.in[CSA_IN_BIAS], DTYPE_F32, 2, c->S, cand, 0, 0);
+  if (c->bias_rank == 4) shape_set(&f->io.in[CSA_IN_BIAS], DTYPE_F32, 4, c->B, c->H, c->S, cand);
   f->n_in = c->bias_rank >= 0 ? CSA_INPUT_COUNT : CSA_IN_HEAD_SINK + 1;
-  shape_set(&f->want[CSA_OUT_Y], DTYPE_F32, 4, c->B, c->S, c->H, D);
-  shape_set(&f->want[CSA_OUT_PRESENT_COMPRESSED_KV], cdt, 3, c->B, c->Rc, W, 0);
-  shape_set(&f->want[CSA_OUT_PRESENT_CARRY], DTYPE_F32, 4, c->B, CSA128_RATIO, 2, D);
-  for (i = 0; i < CSA_INPUT_COUNT; i++) f->h_in[i] = &f->in[i];
-  for (i = 0; i < CSA_OUTPUT_COUNT; i++) f->h_want[i] = &f->want[i];
+  shape_set(&f->io.want[CSA_OUT_Y], DTYPE_F32, 4, c->B, c->S, c->H, D);
+  shape_set(&f->io.want[CSA_OUT_PRESENT_COMPRESSED_KV], cdt, 3, c->B, c->Rc, W, 0);
+  shape_set(&f->io.want[CSA_OUT_PRESENT_CARRY], DTYPE_F32, 4, c->B, CSA128_RATIO, 2, D);
+  for (i = 0; i < CSA_INPUT_COUNT; i++) f->h_in[i] = &f->io.in[i];
+  for (i = 0; i < CSA_OUTPUT_COUNT; i++) f->h_want[i] = &f->io.want[i];
   fixture_fill(f, seed);
 }
 
@@ -202,55 +196,10 @@ static int fixture_oracle(csa_fixture *f, op_error *err) {
   return oracle_csa128_run(&f->attrs, f->h_in, f->n_in, f->h_want, CSA_OUTPUT_COUNT, NULL, err);
 }
 
-/* (Re)uploads every present input into its device buffer. */
-static void fixture_upload_inputs(device_runtime *rt, csa_fixture *f) {
-  int i;
-  for (i = 0; i < CSA_INPUT_COUNT; i++)
-    if (f->in[i].dt && tensor_bytes(&f->in[i]))
-      CSA_RT_OK(rt, device_buffer_upload(rt, &f->d_in[i], f->in[i].data, tensor_bytes(&f->in[i])));
-}
-
-/* Device buffers for every tensor; inputs uploaded, outputs junk. */
-static void fixture_upload(device_runtime *rt, csa_fixture *f) {
-  int i;
-  for (i = 0; i < CSA_INPUT_COUNT; i++) {
-    f->p_in[i] = NULL;
-    if (!f->in[i].dt) continue;
-    CSA_RT_OK(rt, device_buffer_alloc(rt, tensor_bytes(&f->in[i]), &f->d_in[i]));
-    f->t_in[i].meta = f->in[i];
-    f->t_in[i].meta.data = NULL;
-    f->t_in[i].dptr = f->d_in[i].dptr;
-    f->p_in[i] = &f->t_in[i];
-  }
-  fixture_upload_inputs(rt, f);
-  for (i = 0; i < CSA_OUTPUT_COUNT; i++) {
-    CSA_RT_OK(rt, device_buffer_alloc(rt, tensor_bytes(&f->want[i]), &f->d_out[i]));
-    f->t_out[i].meta = f->want[i];
-    f->t_out[i].meta.data = NULL;
-    f->t_out[i].dptr = f->d_out[i].dptr;
-    f->p_out[i] = &f->t_out[i];
-  }
-}
-
-static void fixture_fill_outputs(device_runtime *rt, csa_fixture *f, int byte) {
-  int i;
-  for (i = 0; i < CSA_OUTPUT_COUNT; i++) CSA_RT_OK(rt, device_buffer_fill(rt, &f->d_out[i], byte));
-}
-
-static void fixture_free(csa_fixture *f) {
-  int i;
-  for (i = 0; i < CSA_INPUT_COUNT; i++) {
-    tensor_free(&f->in[i]);
-    device_buffer_free(&f->d_in[i]);
-  }
-  for (i = 0; i < CSA_OUTPUT_COUNT; i++) {
-    tensor_free(&f->want[i]);
-    device_buffer_free(&f->d_out[i]);
-  }
-}
+static void fixture_free(csa_fixture *f) { csa_test_io_free(&f->io); }
 
 static int fixture_execute(csa_fixture *f, device_csa128 *k, op_error *err) {
-  return device_csa128_execute(k, f->p_in, f->n_in, f->p_out, CSA_OUTPUT_COUNT, err);
+  return device_csa128_execute(k, f->io.p_in, f->n_in, f->io.p_out, CSA_OUTPUT_COUNT, err);
 }
 
 static const char *const output_names[CSA_OUTPUT_COUNT] = {"Y", "present_compressed_kv",
@@ -258,25 +207,19 @@ static const char *const output_names[CSA_OUTPUT_COUNT] = {"Y", "present_compres
 
 /* Every output byte equals the oracle's; every canary (inputs too) and the scratch intact. */
 static void fixture_compare(device_runtime *rt, csa_fixture *f, device_csa128 *k, const char *when) {
-  char report[1024], where[256];
+  char report[1024], where[256], label[256];
   int i;
   snprintf(where, sizeof where, "%s:%d %s (%s)", __FILE__, f->c.line, f->c.name, when);
   for (i = 0; i < CSA_OUTPUT_COUNT; i++) {
-    size_t bytes = tensor_bytes(&f->want[i]);
+    size_t bytes = tensor_bytes(&f->io.want[i]);
     unsigned char *got = malloc(bytes ? bytes : 1);
     cr_assert_not_null(got);
-    if (bytes) CSA_RT_OK(rt, device_buffer_download(rt, &f->d_out[i], got, bytes));
-    csa_test_compare(output_names[i], where, f->want[i].dt, CSA_FP8_RECORD_BYTES, got, f->want[i].data, bytes);
+    if (bytes) GPU_RT_OK(rt, device_buffer_download(rt, &f->io.d_out[i], got, bytes));
+    csa_test_compare(output_names[i], where, f->io.want[i].dt, CSA_FP8_RECORD_BYTES, got, f->io.want[i].data, bytes);
     free(got);
   }
-  for (i = 0; i < CSA_INPUT_COUNT + CSA_OUTPUT_COUNT; i++) {
-    const device_buffer *buf = i < CSA_INPUT_COUNT ? &f->d_in[i] : &f->d_out[i - CSA_INPUT_COUNT];
-    unsigned damage;
-    if (!buf->base) continue;
-    CSA_RT_OK(rt, device_buffer_check(rt, buf, &damage, NULL));
-    cr_expect_eq(damage, 0, "%s (%s): canary of %s %d overwritten (0x%x)", f->c.name, when,
-                 i < CSA_INPUT_COUNT ? "input" : "output", i < CSA_INPUT_COUNT ? i : i - CSA_INPUT_COUNT, damage);
-  }
+  snprintf(label, sizeof label, "%s (%s)", f->c.name, when);
+  csa_test_io_expect_canaries(rt, &f->io, label);
   cr_expect_eq(device_csa128_scratch_check(k, report, sizeof report), 0, "%s (%s): %s", f->c.name, when, report);
 }
 
@@ -287,41 +230,22 @@ static device_csa128 *csa_open(device_runtime *rt, const csa_attrs *attrs) {
   return k;
 }
 
-static void expect_same_error(const op_error *dev, const op_error *ora, const char *what) {
-  char d[256], o[256];
-  op_error_describe(dev, d, sizeof d);
-  op_error_describe(ora, o, sizeof o);
-  cr_expect(op_error_same(dev, ora), "%s: device '%s' (%s), oracle '%s' (%s)", what, d, dev->message, o,
-            ora->message);
-}
-
 /* Sets the cursor (host and device) to total. */
 static void fixture_set_total(device_runtime *rt, csa_fixture *f, long long total) {
   f->c.total = total;
-  ((int64_t *)f->in[CSA_IN_TOTAL_SEQ].data)[0] = total;
-  CSA_RT_OK(rt, device_buffer_upload(rt, &f->d_in[CSA_IN_TOTAL_SEQ], f->in[CSA_IN_TOTAL_SEQ].data, sizeof(int64_t)));
+  csa_test_io_set_total(rt, &f->io, total);
 }
 
 /* ---- tests ---------------------------------------------------------------------- */
 
-/* Needs NVRTC, not a GPU: what device_runtime_kernel loads for an H200. */
+/* Needs NVRTC, not a GPU. */
 Test(csa128_device, compiles_to_an_sm90_cubin_with_every_kernel) {
   static const char *const names[] = {CSA128_KERNEL_STATE, CSA128_KERNEL_COMPRESS, CSA128_KERNEL_ATTENTION};
-  nvrtc_output out;
-  size_t i;
-  if (!device_built_with_cuda()) cr_skip_test("skipped: no NVRTC in this build");
-  cr_assert_eq(nvrtc_compile_cubin(CSA128_KERNEL_FILE, 90, &out), 0, "%s", out.log);
-  cr_expect_eq(memcmp(out.code, "\177ELF", 4), 0, "a CUBIN is an ELF file");
-  for (i = 0; i < sizeof names / sizeof names[0]; i++) {
-    size_t len = strlen(names[i]) + 1, at; /* the symbol name with its NUL */
-    for (at = 0; at + len <= out.size && memcmp(out.code + at, names[i], len); at++) continue;
-    cr_expect_leq(at + len, out.size, "%s is not in the CUBIN", names[i]);
-  }
-  nvrtc_output_free(&out);
+  gpu_test_expect_cubin(CSA128_KERNEL_FILE, names, sizeof names / sizeof names[0]);
 }
 
 Test(csa128_device, every_case_matches_the_oracle_byte_for_byte) {
-  device_runtime *rt = csa_test_runtime_or_skip();
+  device_runtime *rt = gpu_test_runtime_or_skip();
   size_t ci;
   for (ci = 0; ci < CSA_CASE_COUNT; ci++) {
     static const int junk[2] = {DEVICE_JUNK_BYTE, 0x5a};
@@ -332,12 +256,12 @@ Test(csa128_device, every_case_matches_the_oracle_byte_for_byte) {
     int rc, pass;
     fixture_build(&f, &csa_cases[ci], 1 + (unsigned)ci);
     cr_assert_eq(fixture_oracle(&f, &oerr), 0, "%s: oracle rejected the case: %s", f.c.name, oerr.message);
-    fixture_upload(rt, &f);
+    csa_test_io_upload(rt, &f.io);
     k = csa_open(rt, &f.attrs);
     cr_expect_eq(device_csa128_capture_ready(k, reason, sizeof reason), 0);
     cr_expect_not_null(strstr(reason, "eager"), "%s", reason);
     for (pass = 0; pass < 2; pass++) { /* two junk patterns: an unwritten byte cannot match both */
-      fixture_fill_outputs(rt, &f, junk[pass]);
+      csa_test_io_fill_outputs(rt, &f.io, junk[pass]);
       cr_expect_eq(device_csa128_scratch_fill(k, junk[pass]), 0);
       rc = fixture_execute(&f, k, &derr);
       cr_assert_eq(rc, DEVICE_CSA_OK, "%s: execute rc %d: %s", f.c.name, rc, derr.message);
@@ -358,7 +282,7 @@ Test(csa128_device, every_case_matches_the_oracle_byte_for_byte) {
 Test(csa128_device, prefill_decode_chain_across_a_record_boundary) {
   static const long long totals[] = {126, 127, 128, 129};
   static const csa_cache_format formats[] = {CSA_CACHE_F32, CSA_CACHE_FP8};
-  device_runtime *rt = csa_test_runtime_or_skip();
+  device_runtime *rt = gpu_test_runtime_or_skip();
   size_t fi, si;
   for (fi = 0; fi < 2; fi++) {
     csa_fixture steps[2];
@@ -374,16 +298,16 @@ Test(csa128_device, prefill_decode_chain_across_a_record_boundary) {
       c.name = formats[fi] == CSA_CACHE_FP8 ? "chain.fp8" : "chain.f32";
       fixture_build(f, &c, 40 + (unsigned)si);
       if (si > 0) { /* thread the state: host from the oracle, device from the device */
-        memcpy(f->in[CSA_IN_PAST_COMPRESSED_KV].data, prev->want[CSA_OUT_PRESENT_COMPRESSED_KV].data,
-               tensor_bytes(&f->in[CSA_IN_PAST_COMPRESSED_KV]));
-        memcpy(f->in[CSA_IN_PAST_CARRY].data, prev->want[CSA_OUT_PRESENT_CARRY].data,
-               tensor_bytes(&f->in[CSA_IN_PAST_CARRY]));
+        memcpy(f->io.in[CSA_IN_PAST_COMPRESSED_KV].data, prev->io.want[CSA_OUT_PRESENT_COMPRESSED_KV].data,
+               tensor_bytes(&f->io.in[CSA_IN_PAST_COMPRESSED_KV]));
+        memcpy(f->io.in[CSA_IN_PAST_CARRY].data, prev->io.want[CSA_OUT_PRESENT_CARRY].data,
+               tensor_bytes(&f->io.in[CSA_IN_PAST_CARRY]));
       }
       cr_assert_eq(fixture_oracle(f, &oerr), 0, "%s step %zu: %s", c.name, si, oerr.message);
-      fixture_upload(rt, f);
+      csa_test_io_upload(rt, &f->io);
       if (si > 0) {
-        f->t_in[CSA_IN_PAST_COMPRESSED_KV].dptr = prev->d_out[CSA_OUT_PRESENT_COMPRESSED_KV].dptr;
-        f->t_in[CSA_IN_PAST_CARRY].dptr = prev->d_out[CSA_OUT_PRESENT_CARRY].dptr;
+        f->io.t_in[CSA_IN_PAST_COMPRESSED_KV].dptr = prev->io.d_out[CSA_OUT_PRESENT_COMPRESSED_KV].dptr;
+        f->io.t_in[CSA_IN_PAST_CARRY].dptr = prev->io.d_out[CSA_OUT_PRESENT_CARRY].dptr;
       }
       if (!k) k = csa_open(rt, &f->attrs);
       rc = fixture_execute(f, k, &derr);
@@ -409,7 +333,7 @@ Test(csa128_device, captured_decode_replays_match_the_oracle_and_latch_bad_curso
   static const long long good[] = {200, 255, 256, 300, 384, 201};
   static const long long bad[] = {1000, 0, 512}; /* past capacity, total < S, present capacity */
   static const csa_cache_format formats[] = {CSA_CACHE_FP8, CSA_CACHE_F32};
-  device_runtime *rt = csa_test_runtime_or_skip();
+  device_runtime *rt = gpu_test_runtime_or_skip();
   size_t fi, i;
   for (fi = 0; fi < 2; fi++) {
     csa_case c = {"capture", formats[fi], 2, 1, 2, 128, 3, 3, 200, 4, 0.0f, __LINE__};
@@ -423,25 +347,25 @@ Test(csa128_device, captured_decode_replays_match_the_oracle_and_latch_bad_curso
     c.name = formats[fi] == CSA_CACHE_FP8 ? "capture.fp8" : "capture.f32";
     fixture_build(&f, &c, 70);
     cr_assert_eq(fixture_oracle(&f, &oerr), 0, "%s", oerr.message);
-    fixture_upload(rt, &f);
+    csa_test_io_upload(rt, &f.io);
     k = csa_open(rt, &f.attrs);
     rc = fixture_execute(&f, k, &derr);
     cr_assert_eq(rc, DEVICE_CSA_OK, "%s warm-up: %s", c.name, derr.message);
     fixture_compare(rt, &f, k, "warm-up");
-    CSA_RT_OK(rt, device_runtime_latch_reset(rt));
-    CSA_RT_OK(rt, device_runtime_capture_begin(rt));
+    GPU_RT_OK(rt, device_runtime_latch_reset(rt));
+    GPU_RT_OK(rt, device_runtime_capture_begin(rt));
     rc = fixture_execute(&f, k, &derr);
-    CSA_RT_OK(rt, device_runtime_capture_end(rt, &g));
+    GPU_RT_OK(rt, device_runtime_capture_end(rt, &g));
     cr_assert_eq(rc, DEVICE_CSA_OK, "%s capture: %s", c.name, derr.message);
 
     for (i = 0; i < sizeof good / sizeof good[0]; i++) {
       f.c.total = good[i];
       fixture_fill(&f, 80 + (unsigned)i); /* new data, consistent with the new cursor */
-      fixture_upload_inputs(rt, &f);
+      csa_test_io_upload_inputs(rt, &f.io);
       cr_assert_eq(fixture_oracle(&f, &oerr), 0, "%s total %lld: %s", c.name, good[i], oerr.message);
-      fixture_fill_outputs(rt, &f, i % 2 ? 0x5a : DEVICE_JUNK_BYTE);
-      CSA_RT_OK(rt, device_graph_replay(rt, g));
-      CSA_RT_OK(rt, device_runtime_latch_read(rt, &latch));
+      csa_test_io_fill_outputs(rt, &f.io, i % 2 ? 0x5a : DEVICE_JUNK_BYTE);
+      GPU_RT_OK(rt, device_graph_replay(rt, g));
+      GPU_RT_OK(rt, device_runtime_latch_read(rt, &latch));
       snprintf(when, sizeof when, "replay, total %lld", good[i]);
       cr_expect_eq(latch, 0, "%s (%s): latch 0x%x", c.name, when, latch);
       fixture_compare(rt, &f, k, when);
@@ -449,20 +373,20 @@ Test(csa128_device, captured_decode_replays_match_the_oracle_and_latch_bad_curso
     for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
       fixture_set_total(rt, &f, bad[i]);
       cr_expect_neq(fixture_oracle(&f, &oerr), 0, "%s: the oracle accepted total %lld", c.name, bad[i]);
-      CSA_RT_OK(rt, device_runtime_latch_reset(rt));
-      CSA_RT_OK(rt, device_graph_replay(rt, g));
-      CSA_RT_OK(rt, device_runtime_latch_read(rt, &latch));
+      GPU_RT_OK(rt, device_runtime_latch_reset(rt));
+      GPU_RT_OK(rt, device_graph_replay(rt, g));
+      GPU_RT_OK(rt, device_runtime_latch_read(rt, &latch));
       cr_expect_eq(latch, CSA128_LATCH_CURSOR_BIT, "%s: total %lld (oracle: %s): latch 0x%x", c.name, bad[i],
                    csa_contract_name(oerr.rule), latch);
       cr_expect_eq(device_csa128_scratch_check(k, when, sizeof when), 0, "poisoned replay: %s", when);
     }
     /* the last good cursor again: latch stays 0, outputs the oracle's */
-    CSA_RT_OK(rt, device_runtime_latch_reset(rt));
+    GPU_RT_OK(rt, device_runtime_latch_reset(rt));
     fixture_set_total(rt, &f, good[sizeof good / sizeof good[0] - 1]);
     cr_assert_eq(fixture_oracle(&f, &oerr), 0, "%s", oerr.message);
-    fixture_fill_outputs(rt, &f, 0x5a);
-    CSA_RT_OK(rt, device_graph_replay(rt, g));
-    CSA_RT_OK(rt, device_runtime_latch_read(rt, &latch));
+    csa_test_io_fill_outputs(rt, &f.io, 0x5a);
+    GPU_RT_OK(rt, device_graph_replay(rt, g));
+    GPU_RT_OK(rt, device_runtime_latch_read(rt, &latch));
     cr_expect_eq(latch, 0, "%s: restored replay raised the latch", c.name);
     fixture_compare(rt, &f, k, "replay after poison");
 
@@ -473,51 +397,36 @@ Test(csa128_device, captured_decode_replays_match_the_oracle_and_latch_bad_curso
   device_runtime_destroy(rt);
 }
 
-/* Output 0 still holds the junk byte everywhere: nothing was launched. */
-static void expect_untouched(device_runtime *rt, csa_fixture *f, const char *what) {
-  size_t bytes = tensor_bytes(&f->want[CSA_OUT_Y]), i;
-  unsigned char *got = malloc(bytes);
-  cr_assert_not_null(got);
-  CSA_RT_OK(rt, device_buffer_download(rt, &f->d_out[CSA_OUT_Y], got, bytes));
-  for (i = 0; i < bytes && got[i] == DEVICE_JUNK_BYTE; i++) continue;
-  cr_expect_eq(i, bytes, "%s: Y byte %zu was written (0x%02x)", what, i, i < bytes ? got[i] : 0);
-  free(got);
-}
-
 Test(csa128_device, contract_and_cursor_errors_match_the_oracle_without_launching) {
-  device_runtime *rt = csa_test_runtime_or_skip();
+  device_runtime *rt = gpu_test_runtime_or_skip();
   csa_fixture f;
   device_csa128 *k;
   op_error oerr, derr;
   fixture_build(&f, &csa_cases[3], 90); /* fp8 decode, bias rank 2 */
-  fixture_upload(rt, &f);
+  csa_test_io_upload(rt, &f.io);
   k = csa_open(rt, &f.attrs);
 
   /* capture is refused, with the reason, until a pass succeeds */
-  CSA_RT_OK(rt, device_runtime_capture_begin(rt));
+  GPU_RT_OK(rt, device_runtime_capture_begin(rt));
   cr_expect_eq(fixture_execute(&f, k, &derr), DEVICE_CSA_FAILED);
-  {
-    device_graph *g = NULL;
-    if (device_runtime_capture_end(rt, &g)) cr_log_info("capture_end: %s", device_runtime_error(rt));
-    device_graph_destroy(g);
-  }
+  gpu_test_capture_end_any(rt);
   cr_expect_not_null(strstr(derr.message, "eager pass"), "%s", derr.message);
 
   /* gate of the wrong dtype */
-  f.in[CSA_IN_COMPRESSOR_GATE].dt = f.t_in[CSA_IN_COMPRESSOR_GATE].meta.dt = DTYPE_I32;
+  f.io.in[CSA_IN_COMPRESSOR_GATE].dt = f.io.t_in[CSA_IN_COMPRESSOR_GATE].meta.dt = DTYPE_I32;
   cr_expect_eq(fixture_oracle(&f, &oerr), -1);
   cr_expect_eq(fixture_execute(&f, k, &derr), DEVICE_CSA_OP_ERROR, "%s", derr.message);
-  expect_same_error(&derr, &oerr, "gate dtype");
-  f.in[CSA_IN_COMPRESSOR_GATE].dt = f.t_in[CSA_IN_COMPRESSOR_GATE].meta.dt = DTYPE_F32;
+  gpu_test_expect_same_error(&derr, &oerr, "gate dtype");
+  f.io.in[CSA_IN_COMPRESSOR_GATE].dt = f.io.t_in[CSA_IN_COMPRESSOR_GATE].meta.dt = DTYPE_F32;
 
   /* a bias whose candidate axis is neither 1 nor 128 + Rc */
-  f.in[CSA_IN_BIAS].shape[1]--;
-  f.t_in[CSA_IN_BIAS].meta.shape[1]--;
+  f.io.in[CSA_IN_BIAS].shape[1]--;
+  f.io.t_in[CSA_IN_BIAS].meta.shape[1]--;
   cr_expect_eq(fixture_oracle(&f, &oerr), -1);
   cr_expect_eq(fixture_execute(&f, k, &derr), DEVICE_CSA_OP_ERROR, "%s", derr.message);
-  expect_same_error(&derr, &oerr, "bias candidates");
-  f.in[CSA_IN_BIAS].shape[1]++;
-  f.t_in[CSA_IN_BIAS].meta.shape[1]++;
+  gpu_test_expect_same_error(&derr, &oerr, "bias candidates");
+  f.io.in[CSA_IN_BIAS].shape[1]++;
+  f.io.t_in[CSA_IN_BIAS].meta.shape[1]++;
 
   /* the eager cursor: each rule of csa_validate_cursor */
   {
@@ -527,24 +436,24 @@ Test(csa128_device, contract_and_cursor_errors_match_the_oracle_without_launchin
       char what[64];
       fixture_set_total(rt, &f, totals[i]);
       snprintf(what, sizeof what, "total %lld", totals[i]);
-      fixture_fill_outputs(rt, &f, DEVICE_JUNK_BYTE);
+      csa_test_io_fill_outputs(rt, &f.io, DEVICE_JUNK_BYTE);
       cr_expect_eq(fixture_oracle(&f, &oerr), -1, "%s", what);
       cr_expect_eq(fixture_execute(&f, k, &derr), DEVICE_CSA_OP_ERROR, "%s: %s", what, derr.message);
-      expect_same_error(&derr, &oerr, what);
-      expect_untouched(rt, &f, what);
+      gpu_test_expect_same_error(&derr, &oerr, what);
+      csa_test_io_expect_untouched(rt, &f.io, what);
     }
   }
   cr_expect_eq(device_csa128_capture_ready(k, NULL, 0), 0, "a failed pass warmed the instance");
 
   /* past capacity: Rp below start / 128 */
   fixture_set_total(rt, &f, 301);
-  f.in[CSA_IN_PAST_COMPRESSED_KV].shape[1] = 1;
-  f.t_in[CSA_IN_PAST_COMPRESSED_KV].meta.shape[1] = 1;
+  f.io.in[CSA_IN_PAST_COMPRESSED_KV].shape[1] = 1;
+  f.io.t_in[CSA_IN_PAST_COMPRESSED_KV].meta.shape[1] = 1;
   cr_expect_eq(fixture_oracle(&f, &oerr), -1);
   cr_expect_eq(fixture_execute(&f, k, &derr), DEVICE_CSA_OP_ERROR, "%s", derr.message);
-  expect_same_error(&derr, &oerr, "past capacity");
-  f.in[CSA_IN_PAST_COMPRESSED_KV].shape[1] = f.c.Rp;
-  f.t_in[CSA_IN_PAST_COMPRESSED_KV].meta.shape[1] = f.c.Rp;
+  gpu_test_expect_same_error(&derr, &oerr, "past capacity");
+  f.io.in[CSA_IN_PAST_COMPRESSED_KV].shape[1] = f.c.Rp;
+  f.io.t_in[CSA_IN_PAST_COMPRESSED_KV].meta.shape[1] = f.c.Rp;
 
   /* and a good pass afterwards */
   cr_assert_eq(fixture_oracle(&f, &oerr), 0, "%s", oerr.message);

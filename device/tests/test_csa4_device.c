@@ -26,14 +26,12 @@
 #include "device/csa4_device.h"
 #include "device/device.h"
 #include "device/kernels/csa4_abi.h"
-#include "device/nvrtc_compile.h"
 #include "device/tests/csa_test_support.h"
 #include "oracle/csa.h"
 #include "oracle/numerics/numerics.h"
 #include "oracle/numerics/nx_csa.h"
 
 #include <criterion/criterion.h>
-#include <criterion/logging.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,11 +55,8 @@ typedef struct fixture {
   csa4_case c;
   csa_attrs attrs;
   int n_in;
-  tensor in[CSA_INPUT_COUNT], want[N_OUT], payload[CSA4_STAGE_COUNT];
-  device_buffer d_in[CSA_INPUT_COUNT], d_out[N_OUT];
-  device_tensor t_in[CSA_INPUT_COUNT], t_out[N_OUT];
-  const device_tensor *p_in[CSA_INPUT_COUNT];
-  device_tensor *p_out[N_OUT];
+  csa_test_io io;
+  tensor payload[CSA4_STAGE_COUNT];
 } fixture;
 
 static const char *const output_names[N_OUT] = {"Y", "present_compressed_kv", "present_compression_carry",
@@ -89,7 +84,7 @@ static void fill_carry(tensor *t, long long start, long long width, unsigned see
   for (i = 0; i < n; i++) {
     const long long x = i % width, part = (i / width) % 2, slot = (i / (2 * width)) % CSA4_SLOTS;
     const int used = start == 0 || (slot < 4 ? start >= 4 : slot - 4 < start % 4);
-    float v = used ? csa_test_value(seed, i) : part ? csa_test_neg_inf() : 0.0f;
+    float v = used ? gpu_test_value(seed, i) : part ? csa_test_neg_inf() : 0.0f;
     if (used && part && (slot + x) % 5 == 1) v = csa_test_neg_inf();
     f32_of(t)[i] = v;
   }
@@ -97,15 +92,15 @@ static void fill_carry(tensor *t, long long start, long long width, unsigned see
 
 /* Past records of both caches, by the numerics' quantizers; index records repeat every 7 (ties). */
 static void fill_past(fixture *f, unsigned seed) {
-  tensor *main = &f->in[CSA_IN_PAST_COMPRESSED_KV], *key = &f->in[CSA_IN_PAST_INDEX_KEY];
+  tensor *main = &f->io.in[CSA_IN_PAST_COMPRESSED_KV], *key = &f->io.in[CSA_IN_PAST_INDEX_KEY];
   long long r, k;
   float x[D];
   for (r = 0; r < main->shape[0] * main->shape[1]; r++) {
-    for (k = 0; k < D; k++) x[k] = csa_test_value(seed, r * D + k) * (k % 3 ? 1.0f : 0.25f);
+    for (k = 0; k < D; k++) x[k] = gpu_test_value(seed, r * D + k) * (k % 3 ? 1.0f : 0.25f);
     csa_test_fp8_record(x, (unsigned char *)main->data + r * CSA_FP8_RECORD_BYTES);
   }
   for (r = 0; r < key->shape[0] * key->shape[1]; r++) {
-    for (k = 0; k < ID; k++) x[k] = csa_test_value(seed + 1, (r % 7) * ID + k);
+    for (k = 0; k < ID; k++) x[k] = gpu_test_value(seed + 1, (r % 7) * ID + k);
     nx_csa_fp4_record_write(x, (nx_u8 *)key->data + r * CSA4_INDEX_RECORD_BYTES);
   }
 }
@@ -119,23 +114,23 @@ static void fixture_fill(fixture *f, unsigned seed) {
   long long start = c->total >= c->S ? c->total - c->S : 0, i;
   size_t k;
   for (k = 0; k < sizeof plain / sizeof plain[0]; k++) {
-    tensor *t = &f->in[plain[k]];
-    for (i = 0; t->dt && i < tensor_numel(t); i++) f32_of(t)[i] = csa_test_value(seed * 32u + (unsigned)plain[k], i);
+    tensor *t = &f->io.in[plain[k]];
+    for (i = 0; t->dt && i < tensor_numel(t); i++) f32_of(t)[i] = gpu_test_value(seed * 32u + (unsigned)plain[k], i);
   }
-  for (i = 0; i < tensor_numel(&f->in[CSA_IN_COMPRESSOR_APE]); i++)
-    f32_of(&f->in[CSA_IN_COMPRESSOR_APE])[i] = csa_test_value(seed * 32u + 4, i) * 0.5f;
-  for (i = 0; i < tensor_numel(&f->in[CSA_IN_INDEX_APE]); i++)
-    f32_of(&f->in[CSA_IN_INDEX_APE])[i] = csa_test_value(seed * 32u + 15, i) * 0.5f;
-  for (i = 0; i < D; i++) f32_of(&f->in[CSA_IN_COMPRESSOR_NORM])[i] = 0.75f + csa_test_value(seed * 32u + 5, i) * 0.125f;
-  for (i = 0; i < ID; i++) f32_of(&f->in[CSA_IN_INDEX_NORM])[i] = 0.75f + csa_test_value(seed * 32u + 16, i) * 0.125f;
-  for (i = 0; i < c->IH; i++) f32_of(&f->in[CSA_IN_INDEX_WEIGHT])[i] = 0.0f; /* row (0, 0): all scores tie at +0 */
-  fill_carry(&f->in[CSA_IN_PAST_CARRY], start, CSA4_SOURCE_WIDTH, seed * 32u + 7);
-  fill_carry(&f->in[CSA_IN_PAST_INDEX_CARRY], start, CSA4_INDEX_SOURCE, seed * 32u + 18);
+  for (i = 0; i < tensor_numel(&f->io.in[CSA_IN_COMPRESSOR_APE]); i++)
+    f32_of(&f->io.in[CSA_IN_COMPRESSOR_APE])[i] = gpu_test_value(seed * 32u + 4, i) * 0.5f;
+  for (i = 0; i < tensor_numel(&f->io.in[CSA_IN_INDEX_APE]); i++)
+    f32_of(&f->io.in[CSA_IN_INDEX_APE])[i] = gpu_test_value(seed * 32u + 15, i) * 0.5f;
+  for (i = 0; i < D; i++) f32_of(&f->io.in[CSA_IN_COMPRESSOR_NORM])[i] = 0.75f + gpu_test_value(seed * 32u + 5, i) * 0.125f;
+  for (i = 0; i < ID; i++) f32_of(&f->io.in[CSA_IN_INDEX_NORM])[i] = 0.75f + gpu_test_value(seed * 32u + 16, i) * 0.125f;
+  for (i = 0; i < c->IH; i++) f32_of(&f->io.in[CSA_IN_INDEX_WEIGHT])[i] = 0.0f; /* row (0, 0): all scores tie at +0 */
+  fill_carry(&f->io.in[CSA_IN_PAST_CARRY], start, CSA4_SOURCE_WIDTH, seed * 32u + 7);
+  fill_carry(&f->io.in[CSA_IN_PAST_INDEX_CARRY], start, CSA4_INDEX_SOURCE, seed * 32u + 18);
   fill_past(f, seed * 32u + 6);
-  for (i = 0; i < c->B; i++) ((int32_t *)f->in[CSA_IN_SEQLENS_K].data)[i] = (int32_t)c->total;
-  ((int64_t *)f->in[CSA_IN_TOTAL_SEQ].data)[0] = c->total;
+  for (i = 0; i < c->B; i++) ((int32_t *)f->io.in[CSA_IN_SEQLENS_K].data)[i] = (int32_t)c->total;
+  ((int64_t *)f->io.in[CSA_IN_TOTAL_SEQ].data)[0] = c->total;
   if (c->bias_rank >= 0) { /* a few -inf; rank 4 masks row (B-1, H-1, S-1) entirely */
-    tensor *t = &f->in[CSA_IN_BIAS];
+    tensor *t = &f->io.in[CSA_IN_BIAS];
     long long n = tensor_numel(t), cand = t->shape[t->rank - 1];
     for (i = 0; i < n; i++) {
       f32_of(t)[i] *= 0.5f;
@@ -146,7 +141,6 @@ static void fixture_fill(fixture *f, unsigned seed) {
 
 static void fixture_build(fixture *f, const csa4_case *c, unsigned seed) {
   const long long B = c->B, S = c->S, cand = CSA_DENSE_WINDOW + c->topk;
-  int i;
   memset(f, 0, sizeof *f);
   f->c = *c;
   f->attrs.compression_ratio = CSA4_RATIO;
@@ -157,40 +151,39 @@ static void fixture_build(fixture *f, const csa4_case *c, unsigned seed) {
   f->attrs.index_num_heads = c->IH;
   f->attrs.index_head_dim = ID;
   f->attrs.index_topk = c->topk;
-  shape_set(&f->in[CSA_IN_QUERY], DTYPE_F32, 4, B, S, c->H, D);
-  shape_set(&f->in[CSA_IN_CURRENT_KV], DTYPE_F32, 3, B, c->L, D, 0);
-  shape_set(&f->in[CSA_IN_COMPRESSOR_KV], DTYPE_F32, 3, B, S, CSA4_SOURCE_WIDTH, 0);
-  shape_set(&f->in[CSA_IN_COMPRESSOR_GATE], DTYPE_F32, 3, B, S, CSA4_SOURCE_WIDTH, 0);
-  shape_set(&f->in[CSA_IN_COMPRESSOR_APE], DTYPE_F32, 2, CSA4_RATIO, CSA4_SOURCE_WIDTH, 0, 0);
-  shape_set(&f->in[CSA_IN_COMPRESSOR_NORM], DTYPE_F32, 1, D, 0, 0, 0);
-  shape_set(&f->in[CSA_IN_PAST_COMPRESSED_KV], DTYPE_U8, 3, B, c->Rp, CSA_FP8_RECORD_BYTES, 0);
-  shape_set(&f->in[CSA_IN_PAST_CARRY], DTYPE_F32, 4, B, CSA4_SLOTS, 2, CSA4_SOURCE_WIDTH);
-  shape_set(&f->in[CSA_IN_SEQLENS_K], DTYPE_I32, 1, B, 0, 0, 0);
-  shape_set(&f->in[CSA_IN_TOTAL_SEQ], DTYPE_I64, 0, 0, 0, 0, 0);
-  shape_set(&f->in[CSA_IN_HEAD_SINK], DTYPE_F32, 1, c->H, 0, 0, 0);
-  shape_set(&f->in[CSA_IN_INDEX_QUERY], DTYPE_F32, 4, B, S, c->IH, ID);
-  shape_set(&f->in[CSA_IN_INDEX_WEIGHT], DTYPE_F32, 3, B, S, c->IH, 0);
-  shape_set(&f->in[CSA_IN_INDEX_KV], DTYPE_F32, 3, B, S, CSA4_INDEX_SOURCE, 0);
-  shape_set(&f->in[CSA_IN_INDEX_GATE], DTYPE_F32, 3, B, S, CSA4_INDEX_SOURCE, 0);
-  shape_set(&f->in[CSA_IN_INDEX_APE], DTYPE_F32, 2, CSA4_RATIO, CSA4_INDEX_SOURCE, 0, 0);
-  shape_set(&f->in[CSA_IN_INDEX_NORM], DTYPE_F32, 1, ID, 0, 0, 0);
-  shape_set(&f->in[CSA_IN_PAST_INDEX_KEY], DTYPE_U8, 3, B, c->Rpi, CSA4_INDEX_RECORD_BYTES, 0);
-  shape_set(&f->in[CSA_IN_PAST_INDEX_CARRY], DTYPE_F32, 4, B, CSA4_SLOTS, 2, CSA4_INDEX_SOURCE);
-  if (c->bias_rank == 1) shape_set(&f->in[CSA_IN_BIAS], DTYPE_F32, 1, 1, 0, 0, 0);
-  if (c->bias_rank == 2) shape_set(&f->in[CSA_IN_BIAS], DTYPE_F32, 2, S, cand, 0, 0);
-  if (c->bias_rank == 4) shape_set(&f->in[CSA_IN_BIAS], DTYPE_F32, 4, B, c->H, S, cand);
+  shape_set(&f->io.in[CSA_IN_QUERY], DTYPE_F32, 4, B, S, c->H, D);
+  shape_set(&f->io.in[CSA_IN_CURRENT_KV], DTYPE_F32, 3, B, c->L, D, 0);
+  shape_set(&f->io.in[CSA_IN_COMPRESSOR_KV], DTYPE_F32, 3, B, S, CSA4_SOURCE_WIDTH, 0);
+  shape_set(&f->io.in[CSA_IN_COMPRESSOR_GATE], DTYPE_F32, 3, B, S, CSA4_SOURCE_WIDTH, 0);
+  shape_set(&f->io.in[CSA_IN_COMPRESSOR_APE], DTYPE_F32, 2, CSA4_RATIO, CSA4_SOURCE_WIDTH, 0, 0);
+  shape_set(&f->io.in[CSA_IN_COMPRESSOR_NORM], DTYPE_F32, 1, D, 0, 0, 0);
+  shape_set(&f->io.in[CSA_IN_PAST_COMPRESSED_KV], DTYPE_U8, 3, B, c->Rp, CSA_FP8_RECORD_BYTES, 0);
+  shape_set(&f->io.in[CSA_IN_PAST_CARRY], DTYPE_F32, 4, B, CSA4_SLOTS, 2, CSA4_SOURCE_WIDTH);
+  shape_set(&f->io.in[CSA_IN_SEQLENS_K], DTYPE_I32, 1, B, 0, 0, 0);
+  shape_set(&f->io.in[CSA_IN_TOTAL_SEQ], DTYPE_I64, 0, 0, 0, 0, 0);
+  shape_set(&f->io.in[CSA_IN_HEAD_SINK], DTYPE_F32, 1, c->H, 0, 0, 0);
+  shape_set(&f->io.in[CSA_IN_INDEX_QUERY], DTYPE_F32, 4, B, S, c->IH, ID);
+  shape_set(&f->io.in[CSA_IN_INDEX_WEIGHT], DTYPE_F32, 3, B, S, c->IH, 0);
+  shape_set(&f->io.in[CSA_IN_INDEX_KV], DTYPE_F32, 3, B, S, CSA4_INDEX_SOURCE, 0);
+  shape_set(&f->io.in[CSA_IN_INDEX_GATE], DTYPE_F32, 3, B, S, CSA4_INDEX_SOURCE, 0);
+  shape_set(&f->io.in[CSA_IN_INDEX_APE], DTYPE_F32, 2, CSA4_RATIO, CSA4_INDEX_SOURCE, 0, 0);
+  shape_set(&f->io.in[CSA_IN_INDEX_NORM], DTYPE_F32, 1, ID, 0, 0, 0);
+  shape_set(&f->io.in[CSA_IN_PAST_INDEX_KEY], DTYPE_U8, 3, B, c->Rpi, CSA4_INDEX_RECORD_BYTES, 0);
+  shape_set(&f->io.in[CSA_IN_PAST_INDEX_CARRY], DTYPE_F32, 4, B, CSA4_SLOTS, 2, CSA4_INDEX_SOURCE);
+  if (c->bias_rank == 1) shape_set(&f->io.in[CSA_IN_BIAS], DTYPE_F32, 1, 1, 0, 0, 0);
+  if (c->bias_rank == 2) shape_set(&f->io.in[CSA_IN_BIAS], DTYPE_F32, 2, S, cand, 0, 0);
+  if (c->bias_rank == 4) shape_set(&f->io.in[CSA_IN_BIAS], DTYPE_F32, 4, B, c->H, S, cand);
   f->n_in = c->bias_rank >= 0 ? CSA_INPUT_COUNT : CSA_IN_INDEX_LAST + 1;
-  shape_set(&f->want[CSA_OUT_Y], DTYPE_F32, 4, B, S, c->H, D);
-  shape_set(&f->want[CSA_OUT_PRESENT_COMPRESSED_KV], DTYPE_U8, 3, B, c->Rc, CSA_FP8_RECORD_BYTES, 0);
-  shape_set(&f->want[CSA_OUT_PRESENT_CARRY], DTYPE_F32, 4, B, CSA4_SLOTS, 2, CSA4_SOURCE_WIDTH);
-  shape_set(&f->want[CSA_OUT_PRESENT_INDEX_KEY], DTYPE_U8, 3, B, c->Rci, CSA4_INDEX_RECORD_BYTES, 0);
-  shape_set(&f->want[CSA_OUT_PRESENT_INDEX_CARRY], DTYPE_F32, 4, B, CSA4_SLOTS, 2, CSA4_INDEX_SOURCE);
-  shape_set(&f->want[CSA_OUT_SELECTED], DTYPE_I32, 4, B, c->IH, S, c->topk);
+  shape_set(&f->io.want[CSA_OUT_Y], DTYPE_F32, 4, B, S, c->H, D);
+  shape_set(&f->io.want[CSA_OUT_PRESENT_COMPRESSED_KV], DTYPE_U8, 3, B, c->Rc, CSA_FP8_RECORD_BYTES, 0);
+  shape_set(&f->io.want[CSA_OUT_PRESENT_CARRY], DTYPE_F32, 4, B, CSA4_SLOTS, 2, CSA4_SOURCE_WIDTH);
+  shape_set(&f->io.want[CSA_OUT_PRESENT_INDEX_KEY], DTYPE_U8, 3, B, c->Rci, CSA4_INDEX_RECORD_BYTES, 0);
+  shape_set(&f->io.want[CSA_OUT_PRESENT_INDEX_CARRY], DTYPE_F32, 4, B, CSA4_SLOTS, 2, CSA4_INDEX_SOURCE);
+  shape_set(&f->io.want[CSA_OUT_SELECTED], DTYPE_I32, 4, B, c->IH, S, c->topk);
   shape_set(&f->payload[CSA4_STAGE_INDEX_QUERY], DTYPE_F32, 4, B, S, c->IH, ID);
   shape_set(&f->payload[CSA4_STAGE_INDEX_SCORES], DTYPE_F32, 3, B, S, c->Rci, 0);
   shape_set(&f->payload[CSA4_STAGE_SELECTION], DTYPE_I32, 3, B, S, c->topk, 0);
   shape_set(&f->payload[CSA4_STAGE_SCORES], DTYPE_F32, 4, B, S, c->H, cand);
-  for (i = 0; i < N_OUT; i++) f->p_out[i] = &f->t_out[i];
   fixture_fill(f, seed);
 }
 
@@ -200,8 +193,8 @@ static int fixture_oracle(fixture *f, op_error *err) {
   tensor *out[N_OUT];
   csa4_trace trace = {0};
   int i;
-  for (i = 0; i < CSA_INPUT_COUNT; i++) in[i] = &f->in[i];
-  for (i = 0; i < N_OUT; i++) out[i] = &f->want[i];
+  for (i = 0; i < CSA_INPUT_COUNT; i++) in[i] = &f->io.in[i];
+  for (i = 0; i < N_OUT; i++) out[i] = &f->io.want[i];
   trace.index_query = f->payload[CSA4_STAGE_INDEX_QUERY].data;
   trace.index_scores = f->payload[CSA4_STAGE_INDEX_SCORES].data;
   trace.selection = f->payload[CSA4_STAGE_SELECTION].data;
@@ -209,56 +202,25 @@ static int fixture_oracle(fixture *f, op_error *err) {
   return oracle_csa4_run(&f->attrs, in, f->n_in, out, f->c.n_out, &trace, err);
 }
 
-static void fixture_upload_inputs(device_runtime *rt, fixture *f) {
-  int i;
-  for (i = 0; i < CSA_INPUT_COUNT; i++)
-    if (f->in[i].dt && tensor_bytes(&f->in[i]))
-      CSA_RT_OK(rt, device_buffer_upload(rt, &f->d_in[i], f->in[i].data, tensor_bytes(&f->in[i])));
-}
-
-/* Device buffers for every tensor; inputs uploaded, outputs junk. */
-static void fixture_upload(device_runtime *rt, fixture *f) {
-  int i;
-  for (i = 0; i < CSA_INPUT_COUNT; i++) {
-    f->p_in[i] = NULL;
-    if (!f->in[i].dt) continue;
-    CSA_RT_OK(rt, device_buffer_alloc(rt, tensor_bytes(&f->in[i]), &f->d_in[i]));
-    f->t_in[i].meta = f->in[i];
-    f->t_in[i].meta.data = NULL;
-    f->t_in[i].dptr = f->d_in[i].dptr;
-    f->p_in[i] = &f->t_in[i];
-  }
-  fixture_upload_inputs(rt, f);
-  for (i = 0; i < N_OUT; i++) {
-    CSA_RT_OK(rt, device_buffer_alloc(rt, tensor_bytes(&f->want[i]), &f->d_out[i]));
-    f->t_out[i].meta = f->want[i];
-    f->t_out[i].meta.data = NULL;
-    f->t_out[i].dptr = f->d_out[i].dptr;
-  }
-}
-
 static void fixture_fill_outputs(device_runtime *rt, fixture *f, device_csa4 *k, int byte) {
-  int i;
-  for (i = 0; i < N_OUT; i++) CSA_RT_OK(rt, device_buffer_fill(rt, &f->d_out[i], byte));
+  csa_test_io_fill_outputs(rt, &f->io, byte);
   cr_assert_eq(device_csa4_scratch_fill(k, byte), 0, "scratch_fill: %s", device_runtime_error(rt));
 }
 
 static void fixture_free(fixture *f) {
   int i;
-  for (i = 0; i < CSA_INPUT_COUNT; i++) tensor_free(&f->in[i]), device_buffer_free(&f->d_in[i]);
-  for (i = 0; i < N_OUT; i++) tensor_free(&f->want[i]), device_buffer_free(&f->d_out[i]);
+  csa_test_io_free(&f->io);
   for (i = 0; i < CSA4_STAGE_COUNT; i++) tensor_free(&f->payload[i]);
 }
 
 static int fixture_execute(fixture *f, device_csa4 *k, op_error *err) {
-  return device_csa4_execute(k, f->p_in, f->n_in, f->p_out, f->c.n_out, err);
+  return device_csa4_execute(k, f->io.p_in, f->n_in, f->io.p_out, f->c.n_out, err);
 }
 
 /* Sets the cursor (host and device) to total. */
 static void fixture_set_total(device_runtime *rt, fixture *f, long long total) {
   f->c.total = total;
-  ((int64_t *)f->in[CSA_IN_TOTAL_SEQ].data)[0] = total;
-  CSA_RT_OK(rt, device_buffer_upload(rt, &f->d_in[CSA_IN_TOTAL_SEQ], f->in[CSA_IN_TOTAL_SEQ].data, sizeof(int64_t)));
+  csa_test_io_set_total(rt, &f->io, total);
 }
 
 /* Every output (of the configuration) and payload equals the oracle's; canaries and scratch intact. */
@@ -268,28 +230,21 @@ static void fixture_compare(device_runtime *rt, fixture *f, device_csa4 *k, cons
   snprintf(when, sizeof when, "%s:%d %s, %s", __FILE__, f->c.line, f->c.name, step);
   for (i = 0; i < f->c.n_out + CSA4_STAGE_COUNT; i++) {
     const int is_out = i < f->c.n_out, st = i - f->c.n_out;
-    const tensor *want = is_out ? &f->want[i] : &f->payload[st];
+    const tensor *want = is_out ? &f->io.want[i] : &f->payload[st];
     size_t bytes = tensor_bytes(want);
     unsigned char *got = malloc(bytes ? bytes : 1);
     cr_assert_not_null(got);
-    if (is_out && bytes) CSA_RT_OK(rt, device_buffer_download(rt, &f->d_out[i], got, bytes));
+    if (is_out && bytes) GPU_RT_OK(rt, device_buffer_download(rt, &f->io.d_out[i], got, bytes));
     if (!is_out) {
       cr_assert_eq(device_csa4_stage_bytes(k, (csa4_stage)st), bytes, "%s: %s has %zu bytes, the oracle's %zu", when,
                    stage_names[st], device_csa4_stage_bytes(k, (csa4_stage)st), bytes);
-      CSA_RT_OK(rt, device_csa4_stage_copy(k, (csa4_stage)st, got, bytes));
+      GPU_RT_OK(rt, device_csa4_stage_copy(k, (csa4_stage)st, got, bytes));
     }
     csa_test_compare(is_out ? output_names[i] : stage_names[st], when, want->dt,
                      want->dt == DTYPE_U8 ? want->shape[2] : 1, got, want->data, bytes);
     free(got);
   }
-  for (i = 0; i < CSA_INPUT_COUNT + N_OUT; i++) {
-    const device_buffer *buf = i < CSA_INPUT_COUNT ? &f->d_in[i] : &f->d_out[i - CSA_INPUT_COUNT];
-    unsigned damage;
-    if (!buf->base) continue;
-    CSA_RT_OK(rt, device_buffer_check(rt, buf, &damage, NULL));
-    cr_expect_eq(damage, 0, "%s: canary of %s %d overwritten (0x%x)", when, i < CSA_INPUT_COUNT ? "input" : "output",
-                 i < CSA_INPUT_COUNT ? i : i - CSA_INPUT_COUNT, damage);
-  }
+  csa_test_io_expect_canaries(rt, &f->io, when);
   cr_expect_eq(device_csa4_scratch_check(k, report, sizeof report), 0, "%s: %s", when, report);
 }
 
@@ -300,42 +255,13 @@ static device_csa4 *csa4_open(device_runtime *rt, const csa_attrs *attrs) {
   return k;
 }
 
-static void expect_same_error(const op_error *dev, const op_error *ora, const char *what) {
-  char d[256], o[256];
-  op_error_describe(dev, d, sizeof d);
-  op_error_describe(ora, o, sizeof o);
-  cr_expect(op_error_same(dev, ora), "%s: device '%s' (%s), oracle '%s' (%s)", what, d, dev->message, o,
-            ora->message);
-}
-
-/* Output 0 still holds the junk byte everywhere: nothing was launched. */
-static void expect_untouched(device_runtime *rt, fixture *f, const char *what) {
-  size_t bytes = tensor_bytes(&f->want[CSA_OUT_Y]), i;
-  unsigned char *got = malloc(bytes);
-  cr_assert_not_null(got);
-  CSA_RT_OK(rt, device_buffer_download(rt, &f->d_out[CSA_OUT_Y], got, bytes));
-  for (i = 0; i < bytes && got[i] == DEVICE_JUNK_BYTE; i++) continue;
-  cr_expect_eq(i, bytes, "%s: Y byte %zu was written (0x%02x)", what, i, i < bytes ? got[i] : 0);
-  free(got);
-}
-
 /* ---- host-only tests ------------------------------------------------------------- */
 
 Test(csa4_device, compiles_to_an_sm90_cubin_with_every_kernel) {
   static const char *const names[] = {CSA4_KERNEL_STATE,        CSA4_KERNEL_MAIN_COMPRESS, CSA4_KERNEL_INDEX_COMPRESS,
                                       CSA4_KERNEL_INDEX_QUERY,  CSA4_KERNEL_INDEX_SCORE,   CSA4_KERNEL_SELECT,
                                       CSA4_KERNEL_BROADCAST,    CSA4_KERNEL_ATTENTION};
-  nvrtc_output out;
-  size_t i;
-  if (!device_built_with_cuda()) cr_skip_test("skipped: no NVRTC in this build");
-  cr_assert_eq(nvrtc_compile_cubin(CSA4_KERNEL_FILE, 90, &out), 0, "%s", out.log);
-  cr_expect_eq(memcmp(out.code, "\177ELF", 4), 0, "a CUBIN is an ELF file");
-  for (i = 0; i < sizeof names / sizeof names[0]; i++) {
-    size_t len = strlen(names[i]) + 1, at; /* the symbol name with its NUL */
-    for (at = 0; at + len <= out.size && memcmp(out.code + at, names[i], len); at++) continue;
-    cr_expect_leq(at + len, out.size, "%s is not in the CUBIN", names[i]);
-  }
-  nvrtc_output_free(&out);
+  gpu_test_expect_cubin(CSA4_KERNEL_FILE, names, sizeof names / sizeof names[0]);
 }
 
 /* csa4_select radix-selects on nx_csa_rank_key: its order must be nx_csa_rank_before's. */
@@ -346,7 +272,7 @@ Test(csa4_device, rank_key_orders_as_rank_before) {
   long long i;
   for (i = 0; i < 200000; i++) {
     const unsigned r = (unsigned)i;
-    float sa = csa_test_value(1, i), sb = csa_test_value(2, i);
+    float sa = gpu_test_value(1, i), sb = gpu_test_value(2, i);
     long long ia = (long long)((r * 2654435761u) % 4096u), ib = (long long)((r * 40503u) % 4096u);
     if (i % 3 == 0) sa = nx_f32_from_bits(special[i % n_special]);
     if (i % 5 == 0) sb = nx_f32_from_bits(special[(i / 5) % n_special]);
@@ -371,10 +297,10 @@ static void run_step(device_runtime *rt, device_csa4 **k, fixture *f, fixture *p
   int i, rc;
   fixture_build(f, c, seed);
   for (i = 0; prev && i < 4; i++) /* host pasts from the oracle's presents */
-    memcpy(f->in[past_of[i][0]].data, prev->want[past_of[i][1]].data, tensor_bytes(&f->in[past_of[i][0]]));
+    memcpy(f->io.in[past_of[i][0]].data, prev->io.want[past_of[i][1]].data, tensor_bytes(&f->io.in[past_of[i][0]]));
   cr_assert_eq(fixture_oracle(f, &oerr), 0, "%s %s: the oracle rejected it: %s", c->name, step, oerr.message);
-  fixture_upload(rt, f);
-  for (i = 0; prev && i < 4; i++) f->t_in[past_of[i][0]].dptr = prev->d_out[past_of[i][1]].dptr; /* device's own */
+  csa_test_io_upload(rt, &f->io);
+  for (i = 0; prev && i < 4; i++) f->io.t_in[past_of[i][0]].dptr = prev->io.d_out[past_of[i][1]].dptr; /* device's own */
   if (!*k) *k = csa4_open(rt, &f->attrs);
   fixture_fill_outputs(rt, f, *k, (int)(seed % 2 ? DEVICE_JUNK_BYTE : 0x5a));
   rc = fixture_execute(f, *k, &derr);
@@ -391,7 +317,7 @@ static void run_step(device_runtime *rt, device_csa4 **k, fixture *f, fixture *p
 Test(csa4_device, prefill_decode_chain_matches_the_oracle_with_every_payload) {
   static const struct { long long S, L, total; int bias_rank, n_out; } steps[] = {
       {10, 13, 10, 4, 6}, {1, 11, 11, -1, 6}, {1, 12, 12, 4, 6}, {1, 13, 13, 2, 6}, {4, 17, 17, 1, 6}, {4, 21, 21, 4, 5}};
-  device_runtime *rt = csa_test_runtime_or_skip();
+  device_runtime *rt = gpu_test_runtime_or_skip();
   device_csa4 *k = NULL;
   fixture f[2];
   size_t si, n = sizeof steps / sizeof steps[0];
@@ -414,7 +340,7 @@ Test(csa4_device, large_state_start_selects_exactly) {
       {"large.6out", 1, 4, 2, 2, 512, 200, 1024, 1025, 1024, 1025, 4100, 2, 6, __LINE__},
       {"large.5out.topk7", 2, 4, 2, 3, 7, 128, 1024, 1026, 1024, 1026, 4100, -1, 5, __LINE__},
   };
-  device_runtime *rt = csa_test_runtime_or_skip();
+  device_runtime *rt = gpu_test_runtime_or_skip();
   size_t ci;
   for (ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
     device_csa4 *k = NULL;
@@ -436,7 +362,7 @@ Test(csa4_device, captured_decode_replays_match_and_bad_cursors_latch) {
   static const long long good[] = {14, 15, 16, 20, 27, 14};
   static const long long bad[] = {0, 28, 40, -1}; /* total < S, index capacity, both, total < 0 */
   static const int configs[] = {6, 5};
-  device_runtime *rt = csa_test_runtime_or_skip();
+  device_runtime *rt = gpu_test_runtime_or_skip();
   size_t ci, i;
   for (ci = 0; ci < 2; ci++) {
     csa4_case c = {"capture", 2, 1, 2, 2, 3, 32, 8, 8, 6, 6, 14, 4, configs[ci], __LINE__};
@@ -449,19 +375,19 @@ Test(csa4_device, captured_decode_replays_match_and_bad_cursors_latch) {
     int rc;
     c.name = ci ? "capture.5out" : "capture.6out";
     run_step(rt, &k, &f, NULL, &c, 70, "warm-up");
-    CSA_RT_OK(rt, device_runtime_latch_reset(rt));
-    CSA_RT_OK(rt, device_runtime_capture_begin(rt));
+    GPU_RT_OK(rt, device_runtime_latch_reset(rt));
+    GPU_RT_OK(rt, device_runtime_capture_begin(rt));
     rc = fixture_execute(&f, k, &derr);
-    CSA_RT_OK(rt, device_runtime_capture_end(rt, &g));
+    GPU_RT_OK(rt, device_runtime_capture_end(rt, &g));
     cr_assert_eq(rc, DEVICE_CSA_OK, "%s capture: %s", c.name, derr.message);
     for (i = 0; i < sizeof good / sizeof good[0]; i++) {
       f.c.total = good[i];
       fixture_fill(&f, 80 + (unsigned)i); /* new data, consistent with the new cursor */
-      fixture_upload_inputs(rt, &f);
+      csa_test_io_upload_inputs(rt, &f.io);
       cr_assert_eq(fixture_oracle(&f, &oerr), 0, "%s total %lld: %s", c.name, good[i], oerr.message);
       fixture_fill_outputs(rt, &f, k, i % 2 ? 0x5a : DEVICE_JUNK_BYTE);
-      CSA_RT_OK(rt, device_graph_replay(rt, g));
-      CSA_RT_OK(rt, device_runtime_latch_read(rt, &latch));
+      GPU_RT_OK(rt, device_graph_replay(rt, g));
+      GPU_RT_OK(rt, device_runtime_latch_read(rt, &latch));
       snprintf(when, sizeof when, "replay, total %lld", good[i]);
       cr_expect_eq(latch, 0, "%s (%s): latch 0x%x", c.name, when, latch);
       fixture_compare(rt, &f, k, when);
@@ -469,19 +395,19 @@ Test(csa4_device, captured_decode_replays_match_and_bad_cursors_latch) {
     for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
       fixture_set_total(rt, &f, bad[i]);
       cr_expect_neq(fixture_oracle(&f, &oerr), 0, "%s: the oracle accepted total %lld", c.name, bad[i]);
-      CSA_RT_OK(rt, device_runtime_latch_reset(rt));
-      CSA_RT_OK(rt, device_graph_replay(rt, g));
-      CSA_RT_OK(rt, device_runtime_latch_read(rt, &latch));
+      GPU_RT_OK(rt, device_runtime_latch_reset(rt));
+      GPU_RT_OK(rt, device_graph_replay(rt, g));
+      GPU_RT_OK(rt, device_runtime_latch_read(rt, &latch));
       cr_expect_eq(latch, CSA4_LATCH_CURSOR_BIT, "%s: total %lld (oracle: %s): latch 0x%x", c.name, bad[i],
                    csa_contract_name(oerr.rule), latch);
       cr_expect_eq(device_csa4_scratch_check(k, when, sizeof when), 0, "poisoned replay: %s", when);
     }
-    CSA_RT_OK(rt, device_runtime_latch_reset(rt));
+    GPU_RT_OK(rt, device_runtime_latch_reset(rt));
     fixture_set_total(rt, &f, good[sizeof good / sizeof good[0] - 1]);
     cr_assert_eq(fixture_oracle(&f, &oerr), 0, "%s", oerr.message);
     fixture_fill_outputs(rt, &f, k, 0x5a);
-    CSA_RT_OK(rt, device_graph_replay(rt, g));
-    CSA_RT_OK(rt, device_runtime_latch_read(rt, &latch));
+    GPU_RT_OK(rt, device_graph_replay(rt, g));
+    GPU_RT_OK(rt, device_runtime_latch_read(rt, &latch));
     cr_expect_eq(latch, 0, "%s: the replay after the poisoned ones raised the latch", c.name);
     fixture_compare(rt, &f, k, "replay after poison");
     device_graph_destroy(g);
@@ -493,45 +419,41 @@ Test(csa4_device, captured_decode_replays_match_and_bad_cursors_latch) {
 
 Test(csa4_device, contract_and_cursor_errors_match_the_oracle_without_launching) {
   csa4_case c = {"errors", 2, 1, 2, 2, 3, 32, 8, 8, 6, 6, 14, 2, 6, __LINE__};
-  device_runtime *rt = csa_test_runtime_or_skip();
+  device_runtime *rt = gpu_test_runtime_or_skip();
   fixture f;
   device_csa4 *k, *wide;
   op_error oerr, derr;
   fixture_build(&f, &c, 95);
-  fixture_upload(rt, &f);
+  csa_test_io_upload(rt, &f.io);
   k = csa4_open(rt, &f.attrs);
 
   /* capture is refused, with the reason, until a pass succeeds */
-  CSA_RT_OK(rt, device_runtime_capture_begin(rt));
+  GPU_RT_OK(rt, device_runtime_capture_begin(rt));
   cr_expect_eq(fixture_execute(&f, k, &derr), DEVICE_CSA_FAILED);
-  {
-    device_graph *g = NULL;
-    if (device_runtime_capture_end(rt, &g)) cr_log_info("capture_end: %s", device_runtime_error(rt));
-    device_graph_destroy(g);
-  }
+  gpu_test_capture_end_any(rt);
   cr_expect_not_null(strstr(derr.message, "eager pass"), "%s", derr.message);
 
   /* index_topk above the selection's capacity: the contract, on both sides */
   f.attrs.index_topk = CSA4_TOPK_MAX + 1;
-  f.want[CSA_OUT_SELECTED].shape[3] = f.t_out[CSA_OUT_SELECTED].meta.shape[3] = CSA4_TOPK_MAX + 1;
+  f.io.want[CSA_OUT_SELECTED].shape[3] = f.io.t_out[CSA_OUT_SELECTED].meta.shape[3] = CSA4_TOPK_MAX + 1;
   wide = csa4_open(rt, &f.attrs);
   cr_expect_eq(fixture_oracle(&f, &oerr), -1);
   cr_expect_eq(oerr.rule, CSA_CONTRACT_TOPK, "oracle: %s", oerr.message);
   cr_expect_eq(fixture_execute(&f, wide, &derr), DEVICE_CSA_OP_ERROR, "%s", derr.message);
-  expect_same_error(&derr, &oerr, "index_topk 513");
+  gpu_test_expect_same_error(&derr, &oerr, "index_topk 513");
   device_csa4_destroy(wide);
   f.attrs.index_topk = c.topk;
-  f.want[CSA_OUT_SELECTED].shape[3] = f.t_out[CSA_OUT_SELECTED].meta.shape[3] = c.topk;
+  f.io.want[CSA_OUT_SELECTED].shape[3] = f.io.t_out[CSA_OUT_SELECTED].meta.shape[3] = c.topk;
 
   /* the eager cursor: the index key's past capacity (input 17) below start / 4 */
-  f.in[CSA_IN_PAST_INDEX_KEY].shape[1] = f.t_in[CSA_IN_PAST_INDEX_KEY].meta.shape[1] = 2;
+  f.io.in[CSA_IN_PAST_INDEX_KEY].shape[1] = f.io.t_in[CSA_IN_PAST_INDEX_KEY].meta.shape[1] = 2;
   fixture_fill_outputs(rt, &f, k, DEVICE_JUNK_BYTE);
   cr_expect_eq(fixture_oracle(&f, &oerr), -1);
   cr_expect_eq(oerr.rule, CSA_CONTRACT_PAST_CAPACITY, "oracle: %s", oerr.message);
   cr_expect_eq(fixture_execute(&f, k, &derr), DEVICE_CSA_OP_ERROR, "%s", derr.message);
-  expect_same_error(&derr, &oerr, "index past capacity");
-  expect_untouched(rt, &f, "index past capacity");
-  f.in[CSA_IN_PAST_INDEX_KEY].shape[1] = f.t_in[CSA_IN_PAST_INDEX_KEY].meta.shape[1] = c.Rpi;
+  gpu_test_expect_same_error(&derr, &oerr, "index past capacity");
+  csa_test_io_expect_untouched(rt, &f.io, "index past capacity");
+  f.io.in[CSA_IN_PAST_INDEX_KEY].shape[1] = f.io.t_in[CSA_IN_PAST_INDEX_KEY].meta.shape[1] = c.Rpi;
   cr_expect_eq(device_csa4_capture_ready(k, NULL, 0), 0, "a failed pass warmed the instance");
 
   /* and a good pass afterwards */

@@ -23,8 +23,8 @@
 #include "device/device.h"
 #include "device/index_share_device.h"
 #include "device/kernels/index_share_abi.h"
-#include "device/nvrtc_compile.h"
 #include "device/runtime.h"
+#include "device/tests/gpu_test_support.h"
 #include "oracle/index_share.h"
 #include "oracle/numerics/numerics.h"
 
@@ -44,42 +44,6 @@ static int gpu_available(char *reason, size_t len) {
   return info.available;
 }
 
-static device_runtime *rt_open_or_skip(void) {
-  device_runtime *rt = NULL;
-  char err[2048];
-  if (!gpu_available(err, sizeof err)) cr_skip_test("skipped: no GPU (%s)", err);
-  cr_assert_eq(device_runtime_create(0, &rt, err, sizeof err), 0, "device_runtime_create: %s", err);
-  return rt;
-}
-
-#define RT_OK(rt, call) cr_assert_eq((call), 0, "%s: %s", #call, device_runtime_error(rt))
-
-/*
-** Ends a capture that may have recorded nothing (whether an empty graph
-** instantiates is not what these tests are about); capture mode must be left.
-*/
-static void capture_end_any(device_runtime *rt) {
-  device_graph *g = NULL;
-  if (device_runtime_capture_end(rt, &g)) cr_log_info("capture_end: %s", device_runtime_error(rt));
-  device_graph_destroy(g);
-  cr_assert_eq(device_runtime_is_capturing(rt), 0, "capture_end left the runtime capturing");
-}
-
-/* A small integer hash: every test byte is a pure function of its inputs. */
-static unsigned mix(unsigned x) {
-  x ^= x >> 16;
-  x *= 0x7feb352du;
-  x ^= x >> 15;
-  x *= 0x846ca68bu;
-  x ^= x >> 16;
-  return x;
-}
-
-/* A value in [-2, 2) from (seed, i), exact in f32. */
-static float value_at(unsigned seed, long long i) {
-  return (float)(mix(seed * 0x9e3779b9u ^ (unsigned)i ^ (unsigned)(i >> 32)) >> 8) * 0x1p-22f - 2.0f;
-}
-
 /* ---- runtime ----------------------------------------------------------------------- */
 
 Test(runtime, create_fails_cleanly_without_a_device) {
@@ -97,49 +61,39 @@ Test(runtime, create_fails_cleanly_without_a_device) {
   cr_log_info("no GPU, as expected: %s", err);
 }
 
-/* Needs NVRTC, not a GPU: what device_runtime_kernel loads for an H200. */
+/* Needs NVRTC, not a GPU. */
 Test(runtime, index_share_compiles_to_an_sm90_cubin_with_every_kernel) {
   static const char *const names[] = {IS_KERNEL_FRONTIER, IS_KERNEL_PRESENT, IS_KERNEL_PRESENT_CAPACITY,
                                       IS_KERNEL_VALIDATE, IS_KERNEL_ROWS};
-  nvrtc_output out;
-  size_t i;
-  if (!device_built_with_cuda()) cr_skip_test("skipped: no NVRTC in this build");
-  cr_assert_eq(nvrtc_compile_cubin(IS_KERNEL_FILE, 90, &out), 0, "%s", out.log);
-  cr_expect_eq(memcmp(out.code, "\177ELF", 4), 0, "a CUBIN is an ELF file");
-  for (i = 0; i < sizeof names / sizeof names[0]; i++) {
-    size_t len = strlen(names[i]) + 1, at; /* the symbol name with its NUL */
-    for (at = 0; at + len <= out.size && memcmp(out.code + at, names[i], len); at++) continue;
-    cr_expect_leq(at + len, out.size, "%s is not in the CUBIN", names[i]);
-  }
-  nvrtc_output_free(&out);
+  gpu_test_expect_cubin(IS_KERNEL_FILE, names, sizeof names / sizeof names[0]);
 }
 
 Test(runtime, buffer_canaries_detect_overruns) {
-  device_runtime *rt = rt_open_or_skip();
+  device_runtime *rt = gpu_test_runtime_or_skip();
   device_buffer buf, view;
   unsigned char host[64], back[64];
   unsigned damage = 99;
   long first_bad[2];
   size_t i;
 
-  RT_OK(rt, device_buffer_alloc(rt, 40, &buf));
+  GPU_RT_OK(rt, device_buffer_alloc(rt, 40, &buf));
   cr_expect_eq((uintptr_t)buf.dptr % 256, 0, "payload not 256-byte aligned");
-  RT_OK(rt, device_buffer_download(rt, &buf, back, 40));
+  GPU_RT_OK(rt, device_buffer_download(rt, &buf, back, 40));
   for (i = 0; i < 40; i++) cr_expect_eq(back[i], DEVICE_JUNK_BYTE, "payload byte %zu not junk", i);
-  RT_OK(rt, device_buffer_check(rt, &buf, &damage, first_bad));
+  GPU_RT_OK(rt, device_buffer_check(rt, &buf, &damage, first_bad));
   cr_expect_eq(damage, 0);
 
   /* a full, in-bounds write leaves both canaries intact */
   memset(host, 0x11, sizeof host);
-  RT_OK(rt, device_buffer_upload(rt, &buf, host, 40));
-  RT_OK(rt, device_buffer_check(rt, &buf, &damage, first_bad));
+  GPU_RT_OK(rt, device_buffer_upload(rt, &buf, host, 40));
+  GPU_RT_OK(rt, device_buffer_check(rt, &buf, &damage, first_bad));
   cr_expect_eq(damage, 0);
 
   /* one byte past the end */
   view = buf;
   view.bytes = 41;
-  RT_OK(rt, device_buffer_upload(rt, &view, host, 41));
-  RT_OK(rt, device_buffer_check(rt, &buf, &damage, first_bad));
+  GPU_RT_OK(rt, device_buffer_upload(rt, &view, host, 41));
+  GPU_RT_OK(rt, device_buffer_check(rt, &buf, &damage, first_bad));
   cr_expect_eq(damage, DEVICE_GUARD_AFTER);
   cr_expect_eq(first_bad[0], -1);
   cr_expect_eq(first_bad[1], 0);
@@ -147,8 +101,8 @@ Test(runtime, buffer_canaries_detect_overruns) {
   /* and one byte before the start */
   view.dptr = (unsigned char *)buf.dptr - 1;
   view.bytes = 1;
-  RT_OK(rt, device_buffer_upload(rt, &view, host, 1));
-  RT_OK(rt, device_buffer_check(rt, &buf, &damage, first_bad));
+  GPU_RT_OK(rt, device_buffer_upload(rt, &view, host, 1));
+  GPU_RT_OK(rt, device_buffer_check(rt, &buf, &damage, first_bad));
   cr_expect_eq(damage, DEVICE_GUARD_BEFORE | DEVICE_GUARD_AFTER);
   cr_expect_eq(first_bad[0], DEVICE_GUARD_BYTES - 1);
 
@@ -161,26 +115,26 @@ Test(runtime, buffer_canaries_detect_overruns) {
 }
 
 Test(runtime, pool_keeps_addresses_and_refuses_growth_while_capturing) {
-  device_runtime *rt = rt_open_or_skip();
+  device_runtime *rt = gpu_test_runtime_or_skip();
   device_pool *pool;
   void *a, *again, *b;
   int n_damaged = -1;
   char report[512];
   unsigned char back[16];
 
-  RT_OK(rt, device_pool_create(rt, &pool));
-  RT_OK(rt, device_pool_slot(pool, "scores", 100, &a));
-  RT_OK(rt, device_pool_slot(pool, "scores", 60, &again));
+  GPU_RT_OK(rt, device_pool_create(rt, &pool));
+  GPU_RT_OK(rt, device_pool_slot(pool, "scores", 100, &a));
+  GPU_RT_OK(rt, device_pool_slot(pool, "scores", 60, &again));
   cr_expect_eq(a, again, "a smaller request moved the slot");
-  RT_OK(rt, device_pool_slot(pool, "scores", 100, &again));
+  GPU_RT_OK(rt, device_pool_slot(pool, "scores", 100, &again));
   cr_expect_eq(a, again);
-  RT_OK(rt, device_pool_slot(pool, "status", 16, &b));
-  RT_OK(rt, device_pool_fill(pool, 0x3c));
-  RT_OK(rt, device_runtime_copy_to_host(rt, back, b, sizeof back));
+  GPU_RT_OK(rt, device_pool_slot(pool, "status", 16, &b));
+  GPU_RT_OK(rt, device_pool_fill(pool, 0x3c));
+  GPU_RT_OK(rt, device_runtime_copy_to_host(rt, back, b, sizeof back));
   cr_expect_eq(back[0], 0x3c);
   cr_expect_eq(back[15], 0x3c);
 
-  RT_OK(rt, device_runtime_capture_begin(rt));
+  GPU_RT_OK(rt, device_runtime_capture_begin(rt));
   cr_expect_eq(device_runtime_is_capturing(rt), 1);
   cr_expect_eq(device_pool_slot(pool, "scores", 100, &again), 0, "%s", device_runtime_error(rt));
   cr_expect_eq(a, again, "the slot moved while capturing");
@@ -190,12 +144,12 @@ Test(runtime, pool_keeps_addresses_and_refuses_growth_while_capturing) {
   cr_expect_neq(device_pool_slot(pool, "fresh", 8, &again), 0);
   cr_expect_not_null(strstr(device_runtime_error(rt), "'fresh'"), "%s", device_runtime_error(rt));
   cr_expect_neq(device_pool_fill(pool, 0), 0, "fill while capturing");
-  capture_end_any(rt);
+  gpu_test_capture_end_any(rt);
 
-  RT_OK(rt, device_pool_slot(pool, "scores", 200, &again));
+  GPU_RT_OK(rt, device_pool_slot(pool, "scores", 200, &again));
   cr_expect_eq(device_pool_slot_bytes(pool, "scores"), 200);
   cr_expect_eq(device_pool_slot_bytes(pool, "nope"), 0);
-  RT_OK(rt, device_pool_check(pool, &n_damaged, report, sizeof report));
+  GPU_RT_OK(rt, device_pool_check(pool, &n_damaged, report, sizeof report));
   cr_expect_eq(n_damaged, 0, "%s", report);
   device_pool_destroy(pool);
   device_runtime_destroy(rt);
@@ -204,7 +158,7 @@ Test(runtime, pool_keeps_addresses_and_refuses_growth_while_capturing) {
 /* A captured f32 present build (past ++ current) replays with new inputs. */
 Test(runtime, capture_and_replay_a_small_kernel) {
   enum { N_PAST = 3, N_CUR = 2, DIM = 4, N_OUT = (N_PAST + N_CUR) * DIM };
-  device_runtime *rt = rt_open_or_skip();
+  device_runtime *rt = gpu_test_runtime_or_skip();
   device_buffer past, cur, out;
   device_graph *g = NULL;
   void *kernel;
@@ -215,34 +169,34 @@ Test(runtime, capture_and_replay_a_small_kernel) {
   long long batch = 1, heads = 1, past_seq = N_PAST, cur_seq = N_CUR, dim = DIM;
   void *args[] = {&p_past, &p_cur, &p_out, &storage, &batch, &heads, &past_seq, &cur_seq, &dim};
 
-  RT_OK(rt, device_runtime_kernel(rt, IS_KERNEL_FILE, IS_KERNEL_PRESENT, &kernel));
-  RT_OK(rt, device_buffer_alloc(rt, sizeof h_past, &past));
-  RT_OK(rt, device_buffer_alloc(rt, sizeof h_cur, &cur));
-  RT_OK(rt, device_buffer_alloc(rt, sizeof h_out, &out));
+  GPU_RT_OK(rt, device_runtime_kernel(rt, IS_KERNEL_FILE, IS_KERNEL_PRESENT, &kernel));
+  GPU_RT_OK(rt, device_buffer_alloc(rt, sizeof h_past, &past));
+  GPU_RT_OK(rt, device_buffer_alloc(rt, sizeof h_cur, &cur));
+  GPU_RT_OK(rt, device_buffer_alloc(rt, sizeof h_out, &out));
   p_past = past.dptr, p_cur = cur.dptr, p_out = out.dptr;
 
-  RT_OK(rt, device_runtime_capture_begin(rt));
-  RT_OK(rt, device_runtime_launch(rt, kernel, IS_KERNEL_PRESENT, 1, 64, args));
-  RT_OK(rt, device_runtime_capture_end(rt, &g));
+  GPU_RT_OK(rt, device_runtime_capture_begin(rt));
+  GPU_RT_OK(rt, device_runtime_launch(rt, kernel, IS_KERNEL_PRESENT, 1, 64, args));
+  GPU_RT_OK(rt, device_runtime_capture_end(rt, &g));
 
   for (round = 0; round < 2; round++) {
-    for (i = 0; i < N_PAST * DIM; i++) h_past[i] = value_at(10 + round, i);
-    for (i = 0; i < N_CUR * DIM; i++) h_cur[i] = value_at(20 + round, i);
-    RT_OK(rt, device_buffer_upload(rt, &past, h_past, sizeof h_past));
-    RT_OK(rt, device_buffer_upload(rt, &cur, h_cur, sizeof h_cur));
-    RT_OK(rt, device_buffer_fill(rt, &out, DEVICE_JUNK_BYTE));
-    RT_OK(rt, device_graph_replay(rt, g));
-    RT_OK(rt, device_buffer_download(rt, &out, h_out, sizeof h_out));
+    for (i = 0; i < N_PAST * DIM; i++) h_past[i] = gpu_test_value(10 + round, i);
+    for (i = 0; i < N_CUR * DIM; i++) h_cur[i] = gpu_test_value(20 + round, i);
+    GPU_RT_OK(rt, device_buffer_upload(rt, &past, h_past, sizeof h_past));
+    GPU_RT_OK(rt, device_buffer_upload(rt, &cur, h_cur, sizeof h_cur));
+    GPU_RT_OK(rt, device_buffer_fill(rt, &out, DEVICE_JUNK_BYTE));
+    GPU_RT_OK(rt, device_graph_replay(rt, g));
+    GPU_RT_OK(rt, device_buffer_download(rt, &out, h_out, sizeof h_out));
     cr_expect_eq(memcmp(h_out, h_past, sizeof h_past), 0, "round %d: past rows differ", round);
     cr_expect_eq(memcmp(h_out + N_PAST * DIM, h_cur, sizeof h_cur), 0, "round %d: current rows differ",
                  round);
   }
   /* launching a cached kernel needs no loading, so it is legal in capture too */
-  RT_OK(rt, device_runtime_capture_begin(rt));
+  GPU_RT_OK(rt, device_runtime_capture_begin(rt));
   cr_expect_neq(device_runtime_kernel(rt, IS_KERNEL_FILE, "no_such_kernel", &kernel), 0);
   cr_expect_not_null(strstr(device_runtime_error(rt), "before capture"), "%s", device_runtime_error(rt));
-  RT_OK(rt, device_runtime_kernel(rt, IS_KERNEL_FILE, IS_KERNEL_PRESENT, &kernel));
-  capture_end_any(rt);
+  GPU_RT_OK(rt, device_runtime_kernel(rt, IS_KERNEL_FILE, IS_KERNEL_PRESENT, &kernel));
+  gpu_test_capture_end_any(rt);
   device_graph_destroy(g);
   device_buffer_free(&past);
   device_buffer_free(&cur);
@@ -253,7 +207,7 @@ Test(runtime, capture_and_replay_a_small_kernel) {
 /* The validation kernel, captured with the latch, sets it only on a bad row. */
 Test(runtime, capture_error_word_set_reset_read) {
   enum { WIDTH = 4 };
-  device_runtime *rt = rt_open_or_skip();
+  device_runtime *rt = gpu_test_runtime_or_skip();
   device_buffer idx, status;
   device_graph *g = NULL;
   void *kernel;
@@ -267,36 +221,36 @@ Test(runtime, capture_error_word_set_reset_read) {
   void *args[] = {&p_idx, &index_is_i64, &batch, &heads, &q_seq, &width, &bound,
                   &bound_per_batch, &p_status, &latch};
 
-  RT_OK(rt, device_runtime_kernel(rt, IS_KERNEL_FILE, IS_KERNEL_VALIDATE, &kernel));
-  RT_OK(rt, device_buffer_alloc(rt, sizeof good, &idx));
-  RT_OK(rt, device_buffer_alloc(rt, IS_STATUS_WORDS * sizeof(long long), &status));
+  GPU_RT_OK(rt, device_runtime_kernel(rt, IS_KERNEL_FILE, IS_KERNEL_VALIDATE, &kernel));
+  GPU_RT_OK(rt, device_buffer_alloc(rt, sizeof good, &idx));
+  GPU_RT_OK(rt, device_buffer_alloc(rt, IS_STATUS_WORDS * sizeof(long long), &status));
   p_idx = idx.dptr, p_status = status.dptr;
-  RT_OK(rt, device_runtime_latch_read(rt, &value));
+  GPU_RT_OK(rt, device_runtime_latch_read(rt, &value));
   cr_expect_eq(value, 0, "a fresh runtime's latch is 0");
 
-  RT_OK(rt, device_runtime_capture_begin(rt));
-  RT_OK(rt, device_runtime_launch(rt, kernel, IS_KERNEL_VALIDATE, 1, IS_VALIDATE_THREADS, args));
+  GPU_RT_OK(rt, device_runtime_capture_begin(rt));
+  GPU_RT_OK(rt, device_runtime_launch(rt, kernel, IS_KERNEL_VALIDATE, 1, IS_VALIDATE_THREADS, args));
   cr_expect_neq(device_runtime_latch_read(rt, &value), 0, "latch read while capturing");
   cr_expect_neq(device_runtime_latch_reset(rt), 0, "latch reset while capturing");
-  RT_OK(rt, device_runtime_capture_end(rt, &g));
+  GPU_RT_OK(rt, device_runtime_capture_end(rt, &g));
 
-  RT_OK(rt, device_buffer_upload(rt, &idx, good, sizeof good));
-  RT_OK(rt, device_graph_replay(rt, g));
-  RT_OK(rt, device_runtime_latch_read(rt, &value));
+  GPU_RT_OK(rt, device_buffer_upload(rt, &idx, good, sizeof good));
+  GPU_RT_OK(rt, device_graph_replay(rt, g));
+  GPU_RT_OK(rt, device_runtime_latch_read(rt, &value));
   cr_expect_eq(value, 0, "a good row raised the latch");
 
-  RT_OK(rt, device_buffer_upload(rt, &idx, bad, sizeof bad));
-  RT_OK(rt, device_graph_replay(rt, g));
-  RT_OK(rt, device_runtime_latch_read(rt, &value));
+  GPU_RT_OK(rt, device_buffer_upload(rt, &idx, bad, sizeof bad));
+  GPU_RT_OK(rt, device_graph_replay(rt, g));
+  GPU_RT_OK(rt, device_runtime_latch_read(rt, &value));
   cr_expect_eq(value, IS_LATCH_INDEX_BIT, "a duplicate did not raise the latch: 0x%x", value);
 
   /* the latch is sticky until reset */
-  RT_OK(rt, device_buffer_upload(rt, &idx, good, sizeof good));
-  RT_OK(rt, device_graph_replay(rt, g));
-  RT_OK(rt, device_runtime_latch_read(rt, &value));
+  GPU_RT_OK(rt, device_buffer_upload(rt, &idx, good, sizeof good));
+  GPU_RT_OK(rt, device_graph_replay(rt, g));
+  GPU_RT_OK(rt, device_runtime_latch_read(rt, &value));
   cr_expect_eq(value, IS_LATCH_INDEX_BIT);
-  RT_OK(rt, device_runtime_latch_reset(rt));
-  RT_OK(rt, device_runtime_latch_read(rt, &value));
+  GPU_RT_OK(rt, device_runtime_latch_reset(rt));
+  GPU_RT_OK(rt, device_runtime_latch_read(rt, &value));
   cr_expect_eq(value, 0);
   device_graph_destroy(g);
   device_buffer_free(&idx);
@@ -305,13 +259,13 @@ Test(runtime, capture_error_word_set_reset_read) {
 }
 
 Test(runtime, host_work_is_refused_while_capturing) {
-  device_runtime *rt = rt_open_or_skip();
+  device_runtime *rt = gpu_test_runtime_or_skip();
   device_buffer buf, none;
   device_graph *g = NULL;
   unsigned char host[8] = {0};
   unsigned damage;
-  RT_OK(rt, device_buffer_alloc(rt, sizeof host, &buf));
-  RT_OK(rt, device_runtime_capture_begin(rt));
+  GPU_RT_OK(rt, device_buffer_alloc(rt, sizeof host, &buf));
+  GPU_RT_OK(rt, device_runtime_capture_begin(rt));
   cr_expect_neq(device_runtime_capture_begin(rt), 0, "a second capture_begin");
   cr_expect_neq(device_runtime_sync(rt), 0);
   cr_expect_neq(device_buffer_alloc(rt, 8, &none), 0);
@@ -320,7 +274,7 @@ Test(runtime, host_work_is_refused_while_capturing) {
   cr_expect_neq(device_buffer_download(rt, &buf, host, sizeof host), 0);
   cr_expect_neq(device_buffer_check(rt, &buf, &damage, NULL), 0);
   cr_expect_not_null(strstr(device_runtime_error(rt), "capturing"), "%s", device_runtime_error(rt));
-  capture_end_any(rt);
+  gpu_test_capture_end_any(rt);
   cr_expect_neq(device_runtime_capture_end(rt, &g), 0, "capture_end without a capture");
   cr_expect_null(g);
   device_buffer_free(&buf);
@@ -375,7 +329,7 @@ static void set4(tensor *t, dtype dt, long long a, long long b, long long c, lon
 
 static void fill_float(tensor *t, unsigned seed) {
   long long i, n = tensor_numel(t);
-  for (i = 0; i < n; i++) tensor_store_f32(t, i, value_at(seed, i));
+  for (i = 0; i < n; i++) tensor_store_f32(t, i, gpu_test_value(seed, i));
 }
 
 static void store_index(tensor *t, long long i, long long v) {
@@ -405,7 +359,7 @@ static void fill_indices(is_fixture *f) {
           store_index(t, base + n++, 2);
         } else {
           for (k = lo; k < bound && n < c->width; k++)
-            if (mix(row ^ (unsigned)k * 0x85ebca6bu) % 3 != 0) store_index(t, base + n++, k);
+            if (gpu_test_mix(row ^ (unsigned)k * 0x85ebca6bu) % 3 != 0) store_index(t, base + n++, k);
           if (n == 0) store_index(t, base + n++, bound - 1);
         }
         for (s = n; s < c->width; s++) store_index(t, base + s, -1);
@@ -419,7 +373,7 @@ static void fill_bias(is_fixture *f) {
   long long cache = t->shape[3], n = tensor_numel(t), i;
   for (i = 0; i < n; i++) {
     long long k = i % cache, b = c->bias_rank == 4 ? i / (cache * t->shape[2]) : 0;
-    float v = value_at(77, i) * 0.5f;
+    float v = gpu_test_value(77, i) * 0.5f;
     if (c->capacity && k >= f->valid_len[b]) v = nx_f32_from_bits(0xff800000u);
     if (k == 2 && b == 0) v = nx_f32_from_bits(0xff800000u); /* masked inside the frontier */
     tensor_store_f32(t, i, v);
@@ -491,15 +445,15 @@ static void fixture_upload(device_runtime *rt, is_fixture *f) {
   for (i = 0; i < IS_INPUT_COUNT; i++) {
     f->p_in[i] = NULL;
     if (!f->in[i].dt) continue;
-    RT_OK(rt, device_buffer_alloc(rt, tensor_bytes(&f->in[i]), &f->d_in[i]));
-    RT_OK(rt, device_buffer_upload(rt, &f->d_in[i], f->in[i].data, tensor_bytes(&f->in[i])));
+    GPU_RT_OK(rt, device_buffer_alloc(rt, tensor_bytes(&f->in[i]), &f->d_in[i]));
+    GPU_RT_OK(rt, device_buffer_upload(rt, &f->d_in[i], f->in[i].data, tensor_bytes(&f->in[i])));
     f->t_in[i].meta = f->in[i];
     f->t_in[i].meta.data = NULL;
     f->t_in[i].dptr = f->d_in[i].dptr;
     f->p_in[i] = &f->t_in[i];
   }
   for (i = 0; i < f->c->n_outputs; i++) {
-    RT_OK(rt, device_buffer_alloc(rt, tensor_bytes(&f->want[i]), &f->d_out[i]));
+    GPU_RT_OK(rt, device_buffer_alloc(rt, tensor_bytes(&f->want[i]), &f->d_out[i]));
     f->t_out[i].meta = f->want[i];
     f->t_out[i].meta.data = NULL;
     f->t_out[i].dptr = f->d_out[i].dptr;
@@ -509,7 +463,7 @@ static void fixture_upload(device_runtime *rt, is_fixture *f) {
 
 static void fixture_fill_outputs(device_runtime *rt, is_fixture *f, int byte) {
   int i;
-  for (i = 0; i < f->c->n_outputs; i++) RT_OK(rt, device_buffer_fill(rt, &f->d_out[i], byte));
+  for (i = 0; i < f->c->n_outputs; i++) GPU_RT_OK(rt, device_buffer_fill(rt, &f->d_out[i], byte));
 }
 
 static void fixture_free(is_fixture *f) {
@@ -535,7 +489,7 @@ static void fixture_compare(device_runtime *rt, is_fixture *f, device_index_shar
     unsigned char *got = malloc(bytes ? bytes : 1);
     const unsigned char *want = f->want[i].data;
     cr_assert_not_null(got);
-    RT_OK(rt, device_buffer_download(rt, &f->d_out[i], got, bytes));
+    GPU_RT_OK(rt, device_buffer_download(rt, &f->d_out[i], got, bytes));
     for (at = 0; at < bytes && got[at] == want[at]; at++) continue;
     cr_expect_eq(at, bytes, "%s:%d %s (%s): %s differs first at byte %zu of %zu: device 0x%02x, oracle 0x%02x",
                  __FILE__, f->c->line, f->c->name, when, output_names[i], at, bytes,
@@ -546,7 +500,7 @@ static void fixture_compare(device_runtime *rt, is_fixture *f, device_index_shar
     const device_buffer *buf = i < IS_INPUT_COUNT ? &f->d_in[i] : &f->d_out[i - IS_INPUT_COUNT];
     unsigned damage;
     if (!buf->base) continue;
-    RT_OK(rt, device_buffer_check(rt, buf, &damage, NULL));
+    GPU_RT_OK(rt, device_buffer_check(rt, buf, &damage, NULL));
     cr_expect_eq(damage, 0, "%s (%s): canary of %s %d overwritten (0x%x)", f->c->name, when,
                  i < IS_INPUT_COUNT ? "input" : "output", i % IS_INPUT_COUNT, damage);
   }
@@ -561,16 +515,8 @@ static device_index_share *is_open(device_runtime *rt, const index_share_attrs *
   return k;
 }
 
-static void expect_same_error(const op_error *dev, const op_error *ora, const char *what) {
-  char d[256], o[256];
-  op_error_describe(dev, d, sizeof d);
-  op_error_describe(ora, o, sizeof o);
-  cr_expect(op_error_same(dev, ora), "%s: device '%s' (%s), oracle '%s' (%s)", what, d, dev->message, o,
-            ora->message);
-}
-
 Test(index_share, every_case_matches_the_oracle_byte_for_byte) {
-  device_runtime *rt = rt_open_or_skip();
+  device_runtime *rt = gpu_test_runtime_or_skip();
   size_t ci;
   for (ci = 0; ci < IS_CASE_COUNT; ci++) {
     is_fixture f;
@@ -630,7 +576,7 @@ static void poison_apply(device_runtime *rt, is_fixture *f, const index_poison *
     store_index(t, base + s, p->use_bound == s + 1 ? f->valid_len[p->b] : p->values[s]);
   if (p->values[0] == -1) /* all padding: the whole row */
     for (s = 0; s < c->width; s++) store_index(t, base + s, -1);
-  RT_OK(rt, device_buffer_upload(rt, &f->d_in[IS_IN_INDICES], t->data, tensor_bytes(t)));
+  GPU_RT_OK(rt, device_buffer_upload(rt, &f->d_in[IS_IN_INDICES], t->data, tensor_bytes(t)));
 }
 
 static void *indices_copy(const is_fixture *f) {
@@ -643,7 +589,7 @@ static void *indices_copy(const is_fixture *f) {
 
 Test(index_share, index_errors_match_the_oracle) {
   static const size_t case_ids[] = {0, 3}; /* f32 growing, bf16 capacity */
-  device_runtime *rt = rt_open_or_skip();
+  device_runtime *rt = gpu_test_runtime_or_skip();
   size_t ci, pi;
   for (ci = 0; ci < sizeof case_ids / sizeof case_ids[0]; ci++) {
     is_fixture f;
@@ -664,7 +610,7 @@ Test(index_share, index_errors_match_the_oracle) {
       cr_expect_eq(oerr.cls, OP_ERR_INDEX, "%s: %s", what, oerr.message);
       drc = device_index_share_execute(k, f.p_in, IS_INPUT_COUNT, f.p_out, f.c->n_outputs, &derr);
       cr_expect_eq(drc, DEVICE_IS_OP_ERROR, "%s: device rc %d: %s", what, drc, derr.message);
-      expect_same_error(&derr, &oerr, what);
+      gpu_test_expect_same_error(&derr, &oerr, what);
     }
     /* capacity: an index in [valid_len, cache_seq) is rejected (seed divergence) */
     if (f.c->capacity) {
@@ -672,12 +618,12 @@ Test(index_share, index_errors_match_the_oracle) {
       cr_assert_lt(f.valid_len[0], f.in[IS_IN_PAST_KEY].shape[2]);
       memcpy(f.in[IS_IN_INDICES].data, saved, tensor_bytes(&f.in[IS_IN_INDICES]));
       store_index(&f.in[IS_IN_INDICES], 0, f.valid_len[0]); /* row (0, 0, 0), column 0 */
-      RT_OK(rt, device_buffer_upload(rt, &f.d_in[IS_IN_INDICES], f.in[IS_IN_INDICES].data,
+      GPU_RT_OK(rt, device_buffer_upload(rt, &f.d_in[IS_IN_INDICES], f.in[IS_IN_INDICES].data,
                                      tensor_bytes(&f.in[IS_IN_INDICES])));
       cr_expect_eq(fixture_oracle(&f, &oerr), -1);
       cr_expect_eq(device_index_share_execute(k, f.p_in, IS_INPUT_COUNT, f.p_out, f.c->n_outputs, &derr),
                    DEVICE_IS_OP_ERROR, "%s", derr.message);
-      expect_same_error(&derr, &oerr, "capacity index == valid_len < cache_seq");
+      gpu_test_expect_same_error(&derr, &oerr, "capacity index == valid_len < cache_seq");
     }
     free(saved);
     device_index_share_destroy(k);
@@ -687,7 +633,7 @@ Test(index_share, index_errors_match_the_oracle) {
 }
 
 Test(index_share, contract_errors_match_the_oracle_without_launching) {
-  device_runtime *rt = rt_open_or_skip();
+  device_runtime *rt = gpu_test_runtime_or_skip();
   is_fixture f;
   device_index_share *k;
   op_error oerr, derr;
@@ -698,22 +644,22 @@ Test(index_share, contract_errors_match_the_oracle_without_launching) {
   f.in[IS_IN_VALUE].dt = f.t_in[IS_IN_VALUE].meta.dt = DTYPE_F16;
   cr_expect_eq(fixture_oracle(&f, &oerr), -1);
   cr_expect_eq(device_index_share_execute(k, f.p_in, IS_INPUT_COUNT, f.p_out, 3, &derr), DEVICE_IS_OP_ERROR);
-  expect_same_error(&derr, &oerr, "value dtype");
+  gpu_test_expect_same_error(&derr, &oerr, "value dtype");
   f.in[IS_IN_VALUE].dt = f.t_in[IS_IN_VALUE].meta.dt = DTYPE_F32;
   f.want[IS_OUT_PRESENT_KEY].shape[2]++;
   f.t_out[IS_OUT_PRESENT_KEY].meta.shape[2]++;
   cr_expect_eq(fixture_oracle(&f, &oerr), -1);
   cr_expect_eq(device_index_share_execute(k, f.p_in, IS_INPUT_COUNT, f.p_out, 3, &derr), DEVICE_IS_OP_ERROR);
-  expect_same_error(&derr, &oerr, "present shape");
+  gpu_test_expect_same_error(&derr, &oerr, "present shape");
   f.want[IS_OUT_PRESENT_KEY].shape[2]--;
   f.t_out[IS_OUT_PRESENT_KEY].meta.shape[2]--;
   cr_expect_eq(device_index_share_execute(k, f.p_in, 5, f.p_out, 3, &derr), DEVICE_IS_OP_ERROR);
   cr_expect_eq(derr.cls, OP_ERR_CONTRACT, "%s", derr.message);
   cr_expect_eq(device_index_share_capture_ready(k, NULL, 0), 0, "a failed pass warmed the instance");
   /* capture is refused, with the reason, until a pass succeeds (bias dropped: 6 inputs) */
-  RT_OK(rt, device_runtime_capture_begin(rt));
+  GPU_RT_OK(rt, device_runtime_capture_begin(rt));
   cr_expect_eq(device_index_share_execute(k, f.p_in, 6, f.p_out, 3, &derr), DEVICE_IS_FAILED);
-  capture_end_any(rt);
+  gpu_test_capture_end_any(rt);
   cr_expect_not_null(strstr(derr.message, "eager pass"), "%s", derr.message);
   device_index_share_destroy(k);
   fixture_free(&f);
@@ -727,7 +673,7 @@ Test(index_share, contract_errors_match_the_oracle_without_launching) {
 */
 Test(index_share, captured_replay_matches_oracle_and_latches_bad_rows) {
   static const size_t case_ids[] = {0, 1, 3, 5};
-  device_runtime *rt = rt_open_or_skip();
+  device_runtime *rt = gpu_test_runtime_or_skip();
   size_t ci, pi;
   for (ci = 0; ci < sizeof case_ids / sizeof case_ids[0]; ci++) {
     is_fixture f;
@@ -747,15 +693,15 @@ Test(index_share, captured_replay_matches_oracle_and_latches_bad_rows) {
     rc = device_index_share_execute(k, f.p_in, IS_INPUT_COUNT, f.p_out, f.c->n_outputs, &derr);
     cr_assert_eq(rc, DEVICE_IS_OK, "%s warm-up: %s", f.c->name, derr.message);
     cr_assert_eq(device_index_share_capture_ready(k, NULL, 0), 1);
-    RT_OK(rt, device_runtime_latch_reset(rt));
-    RT_OK(rt, device_runtime_capture_begin(rt));
+    GPU_RT_OK(rt, device_runtime_latch_reset(rt));
+    GPU_RT_OK(rt, device_runtime_capture_begin(rt));
     rc = device_index_share_execute(k, f.p_in, IS_INPUT_COUNT, f.p_out, f.c->n_outputs, &derr);
-    RT_OK(rt, device_runtime_capture_end(rt, &g));
+    GPU_RT_OK(rt, device_runtime_capture_end(rt, &g));
     cr_assert_eq(rc, DEVICE_IS_OK, "%s capture: %s", f.c->name, derr.message);
 
     fixture_fill_outputs(rt, &f, DEVICE_JUNK_BYTE);
-    RT_OK(rt, device_graph_replay(rt, g));
-    RT_OK(rt, device_runtime_latch_read(rt, &latch));
+    GPU_RT_OK(rt, device_graph_replay(rt, g));
+    GPU_RT_OK(rt, device_runtime_latch_read(rt, &latch));
     cr_expect_eq(latch, 0, "%s: good replay raised the latch", f.c->name);
     fixture_compare(rt, &f, k, "replay");
 
@@ -767,26 +713,26 @@ Test(index_share, captured_replay_matches_oracle_and_latches_bad_rows) {
       } else { /* capacity only: valid_len[0] <= index < cache_seq */
         memcpy(f.in[IS_IN_INDICES].data, saved, tensor_bytes(&f.in[IS_IN_INDICES]));
         store_index(&f.in[IS_IN_INDICES], 0, f.valid_len[0]);
-        RT_OK(rt, device_buffer_upload(rt, &f.d_in[IS_IN_INDICES], f.in[IS_IN_INDICES].data,
+        GPU_RT_OK(rt, device_buffer_upload(rt, &f.d_in[IS_IN_INDICES], f.in[IS_IN_INDICES].data,
                                        tensor_bytes(&f.in[IS_IN_INDICES])));
         snprintf(what, sizeof what, "%s / replay index == valid_len < cache_seq", f.c->name);
       }
       oracle_rejects = fixture_oracle(&f, &oerr) != 0;
       cr_expect(oracle_rejects, "%s: the oracle accepted the poison", what);
-      RT_OK(rt, device_runtime_latch_reset(rt));
-      RT_OK(rt, device_graph_replay(rt, g));
-      RT_OK(rt, device_runtime_latch_read(rt, &latch));
+      GPU_RT_OK(rt, device_runtime_latch_reset(rt));
+      GPU_RT_OK(rt, device_graph_replay(rt, g));
+      GPU_RT_OK(rt, device_runtime_latch_read(rt, &latch));
       cr_expect_eq(latch, oracle_rejects ? IS_LATCH_INDEX_BIT : 0u, "%s: latch 0x%x", what, latch);
       cr_expect_eq(device_index_share_scratch_check(k, what, sizeof what), 0, "poisoned replay: %s", what);
     }
 
     memcpy(f.in[IS_IN_INDICES].data, saved, tensor_bytes(&f.in[IS_IN_INDICES]));
-    RT_OK(rt, device_buffer_upload(rt, &f.d_in[IS_IN_INDICES], saved, tensor_bytes(&f.in[IS_IN_INDICES])));
+    GPU_RT_OK(rt, device_buffer_upload(rt, &f.d_in[IS_IN_INDICES], saved, tensor_bytes(&f.in[IS_IN_INDICES])));
     cr_assert_eq(fixture_oracle(&f, &oerr), 0, "%s", oerr.message);
-    RT_OK(rt, device_runtime_latch_reset(rt));
+    GPU_RT_OK(rt, device_runtime_latch_reset(rt));
     fixture_fill_outputs(rt, &f, 0x5a);
-    RT_OK(rt, device_graph_replay(rt, g));
-    RT_OK(rt, device_runtime_latch_read(rt, &latch));
+    GPU_RT_OK(rt, device_graph_replay(rt, g));
+    GPU_RT_OK(rt, device_runtime_latch_read(rt, &latch));
     cr_expect_eq(latch, 0, "%s: restored replay raised the latch", f.c->name);
     fixture_compare(rt, &f, k, "replay after poison");
 
@@ -799,7 +745,7 @@ Test(index_share, captured_replay_matches_oracle_and_latches_bad_rows) {
 }
 
 Test(index_share, capture_with_larger_shapes_names_the_slot) {
-  device_runtime *rt = rt_open_or_skip();
+  device_runtime *rt = gpu_test_runtime_or_skip();
   is_case longer = is_cases[1]; /* one output: the present lives in scratch */
   is_fixture small, large;
   device_index_share *k;
@@ -813,10 +759,10 @@ Test(index_share, capture_with_larger_shapes_names_the_slot) {
   k = is_open(rt, &small.attrs);
   cr_assert_eq(device_index_share_execute(k, small.p_in, IS_INPUT_COUNT, small.p_out, 1, &derr), DEVICE_IS_OK,
                "%s", derr.message);
-  RT_OK(rt, device_runtime_capture_begin(rt));
+  GPU_RT_OK(rt, device_runtime_capture_begin(rt));
   cr_expect_eq(device_index_share_execute(k, large.p_in, IS_INPUT_COUNT, large.p_out, 1, &derr),
                DEVICE_IS_FAILED);
-  capture_end_any(rt);
+  gpu_test_capture_end_any(rt);
   cr_expect_not_null(strstr(derr.message, "'present_key'"), "%s", derr.message);
   cr_expect_eq(derr.cls, OP_OK);
   /* eager, the same larger shapes grow the pool and run */
