@@ -11,6 +11,8 @@
 #include "harness/diff.h"
 #include "harness/run_index_share.h"
 #include "harness/store.h"
+#include "oracle/op_error.h"
+#include "oracle/tensor.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -78,6 +80,15 @@ int case_run(runner_env *env, const char *case_id, const char *spec, case_report
            family, case_id);
   out->failed = 1;
   return -1;
+}
+
+void case_oracle_outcome(const runner_env *env, const char *case_id, int step, int rc, const op_error *err,
+                         const tensor *outputs, const char *const *names, int n_out) {
+  if (!env->oracle_outcome || !(env->lanes & LANE_BIT(LANE_ORACLE))) return;
+  if (rc != 0)
+    env->oracle_outcome(env->oracle_outcome_ctx, case_id, step, NULL, NULL, 0, err);
+  else
+    env->oracle_outcome(env->oracle_outcome_ctx, case_id, step, outputs, names, n_out, NULL);
 }
 
 void result_row_set_mismatch(result_row *row, const char *name, const tensor_diff *d) {

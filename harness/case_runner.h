@@ -54,12 +54,33 @@ struct tensor;
 typedef void (*payload_sink)(void *ctx, const char *case_id, int step, const char *stage, const char *source,
                              const struct tensor *payload);
 
+struct op_error;
+
+/*
+** Where the oracle lane's outcome of every step goes (the frozen-oracle
+** digests, harness/frozen_oracle.h): when set, the oracle lane hands over
+** each step of the case it computes, in step order: the named outputs when
+** the oracle accepts the step (rejection NULL), or its error when it rejects
+** (outputs NULL, n_out 0).  Everything is only valid during the call.
+*/
+typedef void (*oracle_outcome_sink)(void *ctx, const char *case_id, int step, const struct tensor *outputs,
+                                    const char *const *names, int n_out, const struct op_error *rejection);
+
 typedef struct runner_env {
   struct device_runtime *rt; /* NULL: device lanes are not run */
   lane_mask lanes;
   payload_sink payload; /* NULL: no payloads are captured */
   void *payload_ctx;
+  oracle_outcome_sink oracle_outcome; /* NULL: outcomes are not handed over */
+  void *oracle_outcome_ctx;
 } runner_env;
+
+/*
+** Hands one oracle step to env->oracle_outcome when the oracle lane runs and
+** a sink is set: the outputs when rc is 0, else err.
+*/
+void case_oracle_outcome(const runner_env *env, const char *case_id, int step, int rc, const struct op_error *err,
+                         const struct tensor *outputs, const char *const *names, int n_out);
 
 /* Runs spec (whose id is case_id) in env->lanes; fills *out; returns 0, or -1
 ** if the case could not be run at all (then out holds one failing row). */

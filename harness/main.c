@@ -20,6 +20,7 @@ static const struct command {
     {"list", cmd_list, "list the case ids of a suite"},
     {"show", cmd_show, "print a case's spec and where it comes from"},
     {"repro", cmd_repro, "rerun one case by id; print 'identical' or the first mismatch"},
+    {"golden", cmd_golden, "re-pin the frozen oracle's digests after a version bump (with a reason)"},
     {"bench", cmd_bench, "time the kernels against the oracle (figures, never a verdict)"},
     {"numerics", cmd_numerics, "prove the frozen numerics correctly rounded (MPFR, GPU)"},
     {"audit", cmd_audit, "compile every kernel with the pinned NVRTC options and audit the PTX"},

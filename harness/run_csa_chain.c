@@ -419,6 +419,7 @@ void run_csa_chain(runner_env *env, const char *case_id, const csa_chain_ratio *
     }
     step_plug(x, &s, &ref);
     step_oracle(x, &s, step, env->payload || (eager.active && r->n_dev_stages > 0));
+    case_oracle_outcome(env, case_id, step, s.rc, &s.err, s.out, r->output_names, s.n_out);
     oracle_rows = out->n;
     ended = (want & LANE_BIT(LANE_ORACLE)) ? oracle_check(x, &s, step, expect_reject, code) : s.rc != 0;
     if (out->n != oracle_rows) oracle_done = 1;

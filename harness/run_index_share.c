@@ -138,6 +138,30 @@ static void lane_oracle(is_ctx *x, const is_step *s0) {
 }
 
 /*
+** Hands the oracle's outcome of every step of the case to the outcome sink
+** (the frozen-oracle digests): step 0 is already computed; later steps are
+** materialized and run only when a sink wants them, so a plain oracle lane
+** costs what it did.
+*/
+static void oracle_outcomes(is_ctx *x, const is_step *s0) {
+  const runner_env *env = x->env;
+  char err[512];
+  int step;
+  case_oracle_outcome(env, x->id, 0, s0->rc, &s0->err, s0->out, output_names, s0->n_out);
+  for (step = 1; env->oracle_outcome && step < x->c.steps; step++) {
+    is_step s;
+    if (step_load(&x->c, step, &s, err, sizeof err) != 0) {
+      result_row *row = add_row(x, LANE_ORACLE, step, "fail");
+      snprintf(row->message, sizeof row->message, "step %d: %s", step, err);
+      finish_row(x, row);
+    } else {
+      case_oracle_outcome(env, x->id, step, s.rc, &s.err, s.out, output_names, s.n_out);
+    }
+    step_free(&s);
+  }
+}
+
+/*
 ** Compares a device outcome with the oracle's on one row: errors by parity,
 ** outputs byte for byte.  dev_out holds the downloaded outputs when the
 ** device accepted the inputs.
@@ -393,7 +417,10 @@ int run_index_share(runner_env *env, const char *case_id, const char *spec, case
     step_free(&s0);
     return -1;
   }
-  if (env->lanes & LANE_BIT(LANE_ORACLE)) lane_oracle(&x, &s0);
+  if (env->lanes & LANE_BIT(LANE_ORACLE)) {
+    lane_oracle(&x, &s0);
+    oracle_outcomes(&x, &s0);
+  }
   if (env->rt && (env->lanes & ~LANE_BIT(LANE_ORACLE))) device_lanes(&x, &s0);
   step_free(&s0);
   return 0;

@@ -438,7 +438,7 @@ int store_run_counts(store *s, long long run_id, long long *passed, long long *f
   static const char zSql[] =
     "SELECT count(*) FILTER (WHERE status = 'pass'),"
     " count(*) FILTER (WHERE status IN ('mismatch','error_parity','crash','timeout',"
-    "'nondeterministic','fail')), count(*) FROM results WHERE run_id = ?1";
+    "'nondeterministic','fail','frozen_changed','unpinned')), count(*) FROM results WHERE run_id = ?1";
   sqlite3_stmt *st = NULL;
   int rc = store_prepare(s, zSql, &st);
   if (!rc) rc = sqlite3_bind_int64(st, 1, run_id);

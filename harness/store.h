@@ -36,7 +36,7 @@
 
 typedef struct store store;
 
-#define STORE_SCHEMA_VERSION 1
+#define STORE_SCHEMA_VERSION 2
 #define STORE_APPLICATION_ID 0x62677431 /* "bgt1" in ASCII */
 #define STORE_BUSY_TIMEOUT_MS 5000
 
@@ -88,7 +88,8 @@ int store_case_put(store *s, const char *case_id, const char *op, const char *fa
 /*
 ** One result row.  status is one of 'pass', 'mismatch', 'error_parity',
 ** 'crash', 'timeout', 'unavailable', 'skipped', 'nondeterministic',
-** 'waived', 'fail'.
+** 'waived', 'fail', and (schema 2, the frozen-oracle check)
+** 'frozen_changed', 'unpinned'.
 **   has_mismatch == 0: tensor, flat_offset, coords, expected_hex, actual_hex
 **                      and ulp_distance are stored as NULL.
 **   ulp_distance < 0:  not applicable (e.g. an index tensor), stored NULL.
@@ -142,7 +143,8 @@ int store_golden_get(store *s, const char *case_id, int step, const char *stage,
 /*
 ** Counts the result rows of a run (one per case, lane and step): *passed
 ** those with status 'pass'; *failed those that fail the run ('mismatch',
-** 'error_parity', 'crash', 'timeout', 'nondeterministic', 'fail'); *total
+** 'error_parity', 'crash', 'timeout', 'nondeterministic', 'fail',
+** 'frozen_changed', 'unpinned'); *total
 ** all rows.  'unavailable', 'skipped' and 'waived' are in neither.  Any
 ** out-pointer may be NULL.  Returns 0.
 */

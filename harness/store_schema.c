@@ -98,6 +98,44 @@ static const char store_schema_v1[] =
 
   "PRAGMA user_version = 1;\n";
 
+/*
+** Version 1 -> 2: two result statuses of the frozen-oracle check
+** (harness/frozen_oracle.h): 'frozen_changed', an oracle output or rejection
+** whose digest differs from the committed one, and 'unpinned', a case the
+** committed digests do not cover.  SQLite cannot alter a CHECK constraint, so
+** the results table is rebuilt with the same columns and its indexes remade.
+*/
+static const char store_schema_v2[] =
+  "CREATE TABLE results_v2 (\n"
+  "  run_id               INTEGER NOT NULL REFERENCES runs(id),\n"
+  "  case_id              TEXT NOT NULL REFERENCES cases(id),\n"
+  "  lane                 TEXT NOT NULL,\n"
+  "  step                 INTEGER NOT NULL,\n"
+  "  status               TEXT NOT NULL CHECK (status IN ('pass','mismatch',\n"
+  "                         'error_parity','crash','timeout','unavailable','skipped',\n"
+  "                         'nondeterministic','waived','fail','frozen_changed','unpinned')),\n"
+  "  tensor               TEXT,\n"
+  "  flat_offset          INTEGER,\n"
+  "  coords               TEXT,\n"
+  "  expected_hex         TEXT,\n"
+  "  actual_hex           TEXT,\n"
+  "  ulp_distance         INTEGER,\n"
+  "  mismatch_count       INTEGER NOT NULL DEFAULT 0,\n"
+  "  nan_equivalent_count INTEGER NOT NULL DEFAULT 0,\n"
+  "  oracle_ms            REAL,\n"
+  "  device_ms            REAL,\n"
+  "  message              TEXT,\n"
+  "  recorded_at          TEXT NOT NULL,\n"
+  "  PRIMARY KEY (run_id, case_id, lane, step)\n"
+  ");\n"
+  "INSERT INTO results_v2 SELECT * FROM results;\n"
+  "DROP TABLE results;\n"
+  "ALTER TABLE results_v2 RENAME TO results;\n"
+  "CREATE INDEX results_by_case ON results (case_id);\n"
+  "CREATE INDEX results_by_run_status ON results (run_id, status);\n"
+  "PRAGMA user_version = 2;\n";
+
 const char *const store_schema_migrations[STORE_SCHEMA_VERSION] = {
   store_schema_v1,
+  store_schema_v2,
 };

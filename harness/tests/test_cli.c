@@ -3,6 +3,8 @@
 ** codes, one-line usage errors, database errors that name the path, foreign
 ** and corrupt databases left untouched, and a default run recorded in SQLite.
 */
+#include "harness/tests/bitgate_process.h"
+
 #include <criterion/criterion.h>
 #include <fcntl.h>
 #include <sqlite3.h>
@@ -12,72 +14,6 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-typedef struct outcome {
-  int status;
-  char out[262144], err[16384];
-} outcome;
-
-/* Reads fd to its end, keeping the first cap - 1 bytes. */
-static void slurp(int fd, char *buf, size_t cap) {
-  char sink[4096];
-  size_t used = 0;
-  ssize_t n;
-  while (used + 1 < cap && (n = read(fd, buf + used, cap - 1 - used)) > 0) used += (size_t)n;
-  buf[used] = '\0';
-  while (read(fd, sink, sizeof sink) > 0) {}
-}
-
-/* Runs bitgate with the given arguments (NULL-terminated) in directory dir. */
-static outcome *run_bitgate(const char *dir, const char *const *args) {
-  static outcome o;
-  const char *argv[32];
-  int out_pipe[2], err_pipe[2], i, st;
-  pid_t pid;
-  argv[0] = BITGATE_BINARY;
-  for (i = 0; args[i]; i++) argv[i + 1] = args[i];
-  argv[i + 1] = NULL;
-  cr_assert(pipe(out_pipe) == 0 && pipe(err_pipe) == 0);
-  pid = fork();
-  cr_assert(pid >= 0);
-  if (pid == 0) {
-    dup2(out_pipe[1], 1);
-    dup2(err_pipe[1], 2);
-    close(out_pipe[0]);
-    close(err_pipe[0]);
-    if (dir && chdir(dir) != 0) _exit(126);
-    execv(argv[0], (char *const *)argv);
-    _exit(127);
-  }
-  close(out_pipe[1]);
-  close(err_pipe[1]);
-  slurp(out_pipe[0], o.out, sizeof o.out); /* outputs are small: no deadlock */
-  slurp(err_pipe[0], o.err, sizeof o.err);
-  close(out_pipe[0]);
-  close(err_pipe[0]);
-  waitpid(pid, &st, 0);
-  o.status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-  return &o;
-}
-
-#define RUN(dir, ...) run_bitgate(dir, (const char *const[]){__VA_ARGS__, NULL})
-
-static int line_count(const char *s) {
-  int n = 0;
-  for (; *s; s++) n += *s == '\n';
-  return n;
-}
-
-static char tmp[256];
-static void make_tmp(void) {
-  strcpy(tmp, "/tmp/bitgate-cli-XXXXXX");
-  cr_assert(mkdtemp(tmp) != NULL);
-}
-static void remove_tmp(void) {
-  char cmd[300];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
-  cr_expect(system(cmd) == 0);
-}
 
 TestSuite(cli, .init = make_tmp, .fini = remove_tmp);
 
@@ -91,7 +27,7 @@ Test(cli, version_names_every_component) {
 }
 
 Test(cli, every_command_has_help) {
-  const char *cmds[] = {"run", "numerics", "audit", "version", "list", "show", "repro", "bench"};
+  const char *cmds[] = {"run", "numerics", "audit", "version", "list", "show", "repro", "bench", "golden"};
   size_t i;
   for (i = 0; i < sizeof cmds / sizeof *cmds; i++) {
     outcome *o = RUN(NULL, cmds[i], "--help");

@@ -188,7 +188,7 @@ Test(store, fresh_create) {
     sqlite3 *db = store_sqlite(s);
     cr_assert_eq(store_schema_version(s), STORE_SCHEMA_VERSION, "%s", names[i]);
     cr_assert_eq(sql_int(db, "PRAGMA application_id"), STORE_APPLICATION_ID);
-    cr_assert_eq(sql_int(db, "PRAGMA user_version"), 1);
+    cr_assert_eq(sql_int(db, "PRAGMA user_version"), STORE_SCHEMA_VERSION);
     cr_assert_str_eq(sql_text(db, "PRAGMA journal_mode", buf, sizeof buf), "wal");
     cr_assert_eq(sql_int(db, "PRAGMA busy_timeout"), 5000);
     cr_assert_eq(sql_int(db, "PRAGMA synchronous"), 1, "synchronous is not NORMAL");
@@ -250,6 +250,31 @@ Test(store, migrates_from_version_0) {
   store_close(s);
 }
 
+Test(store, migrates_from_version_1_keeping_results) {
+  /* A version-1 file with a result gains the frozen-oracle statuses (schema 2). */
+  const char *path = tmp_path(0, "v1.db");
+  store_result r = result_pass("is.valid.00000001", "oracle", 0);
+  long long run_id = 0;
+  raw_sqlite_make(path, store_schema_migrations[0]);
+  raw_sqlite_make(path, "INSERT INTO runs (id, started_at) VALUES (1, 'then');"
+                        "INSERT INTO cases (id, op, family, spec) VALUES ('is.valid.00000001', 'IndexShare', "
+                        "'valid', 'op=is seed=1');"
+                        "INSERT INTO results (run_id, case_id, lane, step, status, recorded_at) VALUES (1, "
+                        "'is.valid.00000001', 'oracle', 0, 'pass', 'then')");
+  store *s = store_open_ok(path);
+  cr_assert_eq(store_schema_version(s), STORE_SCHEMA_VERSION);
+  cr_assert_eq(sql_int(store_sqlite(s), "SELECT count(*) FROM results WHERE run_id = 1 AND status = 'pass'"), 1);
+  cr_assert_eq(sql_int(store_sqlite(s), "SELECT count(*) FROM sqlite_schema WHERE name IN ('results_by_case',"
+                                        "'results_by_run_status')"), 2);
+  cr_assert_eq(store_run_begin(s, &k_prov, &run_id), 0, "%s", store_errmsg(s));
+  r.status = "unpinned";
+  cr_assert_eq(store_results_commit(s, run_id, &r, 1), 0, "%s", store_errmsg(s));
+  r.status = "frozen_changed";
+  r.step = 1;
+  cr_assert_eq(store_results_commit(s, run_id, &r, 1), 0, "%s", store_errmsg(s));
+  store_close(s);
+}
+
 Test(store, failed_migration_changes_nothing) {
   /* Ours at version 0, but a table in the way: migration 1 fails midway. */
   const char *path = tmp_path(0, "v0-blocked.db");
@@ -272,7 +297,9 @@ Test(store, newer_schema_refused) {
   const char *path = tmp_path(0, "v99.db");
   raw_sqlite_make(path, "PRAGMA application_id = 1650947121; PRAGMA user_version = 99;"
                         " CREATE TABLE future (x)");
-  store_open_refused(path, "schema version 99 is newer than this bitgate knows (1)");
+  char needle[128];
+  snprintf(needle, sizeof needle, "schema version 99 is newer than this bitgate knows (%d)", STORE_SCHEMA_VERSION);
+  store_open_refused(path, needle);
 }
 
 Test(store, foreign_database_refused) {

@@ -1,0 +1,205 @@
+/*
+** cmd_golden.c: `bitgate golden pin`, the one deliberate way to change the
+** frozen oracle's committed digests (DESIGN.md "Cases, ids, corpus").
+**
+** Pinning reruns the oracle lane over the suite, with the frozen-oracle
+** recorder attached (frozen_oracle.h), and rewrites corpus/NAME.digests.  It
+** is refused unless the oracle's version differs from the one the current
+** file was pinned with (or there is no file yet): a change of oracle bits
+** must come with a version bump, and the reason goes into corpus/CHANGES,
+** one dated line per pin.
+*/
+#include "cases/case_spec.h"
+#include "harness/cli.h"
+#include "harness/commands.h"
+#include "harness/exit_codes.h"
+#include "harness/frozen_oracle.h"
+#include "harness/session.h"
+#include "harness/suite.h"
+#include "oracle/numerics/nx_base.h"
+#include "oracle/oracle_version.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+static const char golden_help[] =
+    "usage: bitgate golden pin [--suite NAME] [--corpus DIR] --reason TEXT\n\n"
+    "Reruns the oracle over a suite (default gate) and rewrites its committed\n"
+    "digests, corpus/NAME.digests: one XXH3-128 digest per case, step and\n"
+    "output tensor (or the rejection, for a step the oracle rejects), which\n"
+    "`bitgate run` checks in the oracle lane.  The oracle is frozen: pinning\n"
+    "is refused (exit 2) unless ORACLE_VERSION (oracle/oracle_version.h)\n"
+    "differs from the version the current file was pinned with, or the file\n"
+    "does not exist yet.  TEXT, one non-empty line, is appended to\n"
+    "corpus/CHANGES with the date, the old and new oracle versions and the suite.\n"
+    "  --suite NAME   corpus/NAME.suite (default gate)\n"
+    "  --corpus DIR   where the suites are (default: $BITGATE_CORPUS or the\n"
+    "                 source tree's corpus/)\n"
+    "  --reason TEXT  why the oracle changed (required)\n\n" EXIT_CODES_HELP;
+
+static const char changes_header[] =
+    "# corpus/CHANGES: why each frozen-oracle pin was made, one line per pin,\n"
+    "# appended by `bitgate golden pin --suite NAME --reason TEXT`:\n"
+    "#   DATE SUITE: oracle OLD -> NEW (numerics N, C cases, E digests): REASON\n"
+    "# A re-pin needs an oracle version bump (oracle/oracle_version.h).\n";
+
+typedef struct pin_args {
+  const char *suite, *corpus, *reason;
+} pin_args;
+
+/* NULL when reason is one non-empty line, else what is wrong with it. */
+static const char *reason_problem(const char *reason) {
+  const char *p;
+  int printable = 0;
+  for (p = reason; *p; p++) {
+    if ((unsigned char)*p < 0x20 || *p == 0x7f) return "must be a single line without control characters";
+    printable |= *p != ' ';
+  }
+  return printable ? NULL : "must not be empty";
+}
+
+static int parse_pin_args(int argc, char **argv, pin_args *a) {
+  const char *why;
+  int i, r;
+  a->suite = "gate";
+  a->corpus = suite_default_dir();
+  a->reason = NULL;
+  if (argc < 2 || strcmp(argv[1], "pin") != 0)
+    return argc < 2 ? cli_usage_error("golden", "missing subcommand 'pin'")
+                    : cli_usage_error("golden", "unknown subcommand '%s'", argv[1]);
+  for (i = 2; i < argc; i++) {
+    if ((r = cli_option_value("golden", argc, argv, &i, "--suite", &a->suite)) ||
+        (r = cli_option_value("golden", argc, argv, &i, "--corpus", &a->corpus)) ||
+        (r = cli_option_value("golden", argc, argv, &i, "--reason", &a->reason))) {
+      if (r < 0) return EXIT_CODE_USAGE;
+    } else {
+      return cli_usage_error("golden", "unknown argument '%s'", argv[i]);
+    }
+  }
+  if (!a->reason) return cli_usage_error("golden", "--reason TEXT is required: say why the oracle changed");
+  if ((why = reason_problem(a->reason))) return cli_usage_error("golden", "--reason %s", why);
+  return EXIT_CODE_PASS;
+}
+
+/*
+** Runs the oracle lane over every case of s with f recording; returns the
+** number of cases that fail the oracle lane (their failures printed).
+*/
+static int record_suite(const suite *s, frozen_oracle *f) {
+  static case_report report;
+  runner_env env;
+  char id[CASE_ID_MAX];
+  int i, failed = 0;
+  memset(&env, 0, sizeof env);
+  env.lanes = LANE_BIT(LANE_ORACLE);
+  frozen_oracle_attach(f, &env);
+  for (i = 0; i < s->count; i++) {
+    if (case_id_from_spec(s->specs[i], id, sizeof id) != 0) snprintf(id, sizeof id, "invalid.00000000");
+    case_run(&env, id, s->specs[i], &report);
+    if (report.failed) session_print_failures(stderr, id, &report);
+    failed += report.failed != 0;
+  }
+  return failed;
+}
+
+/*
+** Opens DIR/CHANGES for appending before anything is pinned, so a corpus
+** that cannot take the reason is refused up front; NULL with err set.
+*/
+static FILE *changes_open(const char *dir, char *path, size_t path_len, char *err, size_t err_len) {
+  FILE *f;
+  snprintf(path, path_len, "%s/CHANGES", dir);
+  if (!(f = fopen(path, "a"))) snprintf(err, err_len, "cannot append to %s: %s", path, strerror(errno));
+  return f;
+}
+
+/* Appends the pin's line (after the file's header, when the file is new); 0 or -1. */
+static int changes_append(FILE *f, const pin_args *a, const char *old_version, int cases, long long digests) {
+  char date[16];
+  time_t now = time(NULL);
+  strftime(date, sizeof date, "%Y-%m-%d", gmtime(&now));
+  if (fseek(f, 0, SEEK_END) != 0) return -1;
+  if (ftell(f) == 0) fputs(changes_header, f);
+  fprintf(f, "%s %s: oracle %s -> %d (numerics %d, %d cases, %lld digests): %s\n", date, a->suite, old_version,
+          ORACLE_VERSION, NX_NUMERICS_VERSION, cases, digests, a->reason);
+  return fflush(f) == 0 && !ferror(f) ? 0 : -1;
+}
+
+/* The header's old version and whether a pin is allowed; exit code. */
+static int check_old_version(const char *path, const char *suite, char *old_version, size_t len) {
+  golden_digests old;
+  char err[4400];
+  int rc = golden_digests_read(path, 1, suite, &old, err, sizeof err);
+  if (rc == GOLDEN_DIGESTS_ABSENT) {
+    snprintf(old_version, len, "none");
+    return EXIT_CODE_PASS;
+  }
+  if (rc != 0) return cli_env_error("golden", "%s (fix or remove it to pin afresh)", err);
+  snprintf(old_version, len, "%d", old.oracle_version);
+  rc = old.oracle_version;
+  golden_digests_free(&old);
+  if (rc == ORACLE_VERSION)
+    return cli_usage_error("golden",
+                           "refusing to re-pin %s: it already pins oracle %d, the version this build has; the oracle "
+                           "is frozen, so bump ORACLE_VERSION in oracle/oracle_version.h first",
+                           path, ORACLE_VERSION);
+  return EXIT_CODE_PASS;
+}
+
+static int pin(const pin_args *a) {
+  char path[4096], changes_path[4096], err[4400], old_version[16];
+  frozen_oracle f;
+  suite s;
+  FILE *changes;
+  int rc, failed;
+  golden_digests_path(a->corpus, a->suite, path, sizeof path);
+  if (suite_load(a->corpus, a->suite, &s, err, sizeof err) != 0) return cli_env_error("golden", "%s", err);
+  if ((rc = check_old_version(path, a->suite, old_version, sizeof old_version)) != EXIT_CODE_PASS) {
+    suite_free(&s);
+    return rc;
+  }
+  if (!(changes = changes_open(a->corpus, changes_path, sizeof changes_path, err, sizeof err))) {
+    suite_free(&s);
+    return cli_env_error("golden", "%s", err);
+  }
+  frozen_oracle_open_pin(&f);
+  if ((failed = record_suite(&s, &f)) != 0 || f.out_of_memory) {
+    fprintf(stderr, "bitgate golden: %s; nothing pinned\n",
+            failed ? "cases fail the oracle lane (above)" : "out of memory recording the digests");
+    rc = EXIT_CODE_FAIL;
+    goto done;
+  }
+  f.observed.oracle_version = ORACLE_VERSION;
+  f.observed.numerics_version = NX_NUMERICS_VERSION;
+  snprintf(f.observed.suite, sizeof f.observed.suite, "%s", a->suite);
+  if (golden_digests_write(&f.observed, path, err, sizeof err) != 0) {
+    rc = cli_env_error("golden", "%s", err);
+    goto done;
+  }
+  if (changes_append(changes, a, old_version, s.count, f.observed.n) != 0) {
+    rc = cli_env_error("golden", "pinned %s, but appending to %s failed: %s", path, changes_path, strerror(errno));
+    goto done;
+  }
+  printf("pinned %lld digests of %d cases (suite %s, oracle %s -> %d) to %s\nreason appended to %s\n", f.observed.n,
+         s.count, a->suite, old_version, ORACLE_VERSION, path, changes_path);
+  rc = EXIT_CODE_PASS;
+done:
+  fclose(changes);
+  frozen_oracle_close(&f);
+  suite_free(&s);
+  return rc;
+}
+
+int cmd_golden(int argc, char **argv) {
+  pin_args a;
+  int i, rc;
+  for (i = 1; i < argc; i++)
+    if (cli_is_help(argv[i])) {
+      fputs(golden_help, stdout);
+      return EXIT_CODE_PASS;
+    }
+  if ((rc = parse_pin_args(argc, argv, &a)) != EXIT_CODE_PASS) return rc;
+  return pin(&a);
+}
