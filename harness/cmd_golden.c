@@ -7,7 +7,9 @@
 ** is refused unless the oracle's version differs from the one the current
 ** file was pinned with (or there is no file yet): a change of oracle bits
 ** must come with a version bump, and the reason goes into corpus/CHANGES,
-** one dated line per pin.
+** one dated line per pin.  One exception keeps the suite growable (a shrunk
+** regression joins gate): at the same version a pin may add cases, as long
+** as every case the file already pins reproduces its digests exactly.
 */
 #include "cases/case_spec.h"
 #include "harness/cli.h"
@@ -32,7 +34,8 @@ static const char golden_help[] =
     "`bitgate run` checks in the oracle lane.  The oracle is frozen: pinning\n"
     "is refused (exit 2) unless ORACLE_VERSION (oracle/oracle_version.h)\n"
     "differs from the version the current file was pinned with, or the file\n"
-    "does not exist yet.  TEXT, one non-empty line, is appended to\n"
+    "does not exist yet, or (same version) the suite has new cases and every\n"
+    "case already pinned reproduces its digests.  TEXT, one non-empty line, is appended to\n"
     "corpus/CHANGES with the date, the old and new oracle versions and the suite.\n"
     "  --suite NAME   corpus/NAME.suite (default gate)\n"
     "  --corpus DIR   where the suites are (default: $BITGATE_CORPUS or the\n"
@@ -43,7 +46,8 @@ static const char changes_header[] =
     "# corpus/CHANGES: why each frozen-oracle pin was made, one line per pin,\n"
     "# appended by `bitgate golden pin --suite NAME --reason TEXT`:\n"
     "#   DATE SUITE: oracle OLD -> NEW (numerics N, C cases, E digests): REASON\n"
-    "# A re-pin needs an oracle version bump (oracle/oracle_version.h).\n";
+    "# A re-pin needs an oracle version bump (oracle/oracle_version.h); at the\n"
+    "# same version a pin may only add cases (OLD == NEW, \"added N\").\n";
 
 typedef struct pin_args {
   const char *suite, *corpus, *reason;
@@ -116,51 +120,85 @@ static FILE *changes_open(const char *dir, char *path, size_t path_len, char *er
 }
 
 /* Appends the pin's line (after the file's header, when the file is new); 0 or -1. */
-static int changes_append(FILE *f, const pin_args *a, const char *old_version, int cases, long long digests) {
+static int changes_append(FILE *f, const char *reason, const char *suite, const char *old_version, int cases,
+                          long long digests) {
   char date[16];
   time_t now = time(NULL);
   strftime(date, sizeof date, "%Y-%m-%d", gmtime(&now));
   if (fseek(f, 0, SEEK_END) != 0) return -1;
   if (ftell(f) == 0) fputs(changes_header, f);
-  fprintf(f, "%s %s: oracle %s -> %d (numerics %d, %d cases, %lld digests): %s\n", date, a->suite, old_version,
-          ORACLE_VERSION, NX_NUMERICS_VERSION, cases, digests, a->reason);
+  fprintf(f, "%s %s: oracle %s -> %d (numerics %d, %d cases, %lld digests): %s\n", date, suite, old_version,
+          ORACLE_VERSION, NX_NUMERICS_VERSION, cases, digests, reason);
   return fflush(f) == 0 && !ferror(f) ? 0 : -1;
 }
 
-/* The header's old version and whether a pin is allowed; exit code. */
-static int check_old_version(const char *path, const char *suite, char *old_version, size_t len) {
-  golden_digests old;
+/*
+** Reads the current digests (if any) into *old; *have says whether there
+** were any.  Exit code (a damaged file is refused, not overwritten).
+*/
+static int read_old(const char *path, const char *suite, golden_digests *old, int *have, char *old_version,
+                    size_t len) {
   char err[4400];
-  int rc = golden_digests_read(path, 1, suite, &old, err, sizeof err);
-  if (rc == GOLDEN_DIGESTS_ABSENT) {
-    snprintf(old_version, len, "none");
-    return EXIT_CODE_PASS;
-  }
+  int rc = golden_digests_read(path, 0, suite, old, err, sizeof err);
+  *have = rc == 0;
+  snprintf(old_version, len, "none");
+  if (rc == GOLDEN_DIGESTS_ABSENT) return EXIT_CODE_PASS;
   if (rc != 0) return cli_env_error("golden", "%s (fix or remove it to pin afresh)", err);
-  snprintf(old_version, len, "%d", old.oracle_version);
-  rc = old.oracle_version;
-  golden_digests_free(&old);
-  if (rc == ORACLE_VERSION)
+  snprintf(old_version, len, "%d", old->oracle_version);
+  return EXIT_CODE_PASS;
+}
+
+/*
+** A same-version pin: every case of observed that old pins must have the
+** same entries; the others are new.  The recorder appends a case's entries
+** together, so observed is a run of groups.  Exit code; *added counts the
+** new cases.
+*/
+static int check_additive(const char *path, const golden_digests *old, const golden_digests *observed,
+                          int *added) {
+  long long i = 0, j, n, pinned;
+  *added = 0;
+  while (i < observed->n) {
+    const golden_entry *e = &observed->entries[i], *was;
+    for (n = 1; i + n < observed->n && !strcmp(observed->entries[i + n].case_id, e->case_id); n++) {
+    }
+    if (!(was = golden_digests_find_case(old, e->case_id, &pinned))) {
+      ++*added;
+    } else {
+      for (j = 0; j < n && j < pinned; j++)
+        if (e[j].step != was[j].step || strcmp(e[j].name, was[j].name) || strcmp(e[j].value, was[j].value)) break;
+      if (j < n || n != pinned)
+        return cli_usage_error("golden",
+                               "refusing to re-pin %s at oracle %d: %s step %d %s no longer matches its pinned "
+                               "digest; the oracle is frozen, so bump ORACLE_VERSION in oracle/oracle_version.h",
+                               path, ORACLE_VERSION, e->case_id, j < n ? e[j].step : was[j].step,
+                               j < n ? e[j].name : was[j].name);
+    }
+    i += n;
+  }
+  if (*added == 0)
     return cli_usage_error("golden",
-                           "refusing to re-pin %s: it already pins oracle %d, the version this build has; the oracle "
-                           "is frozen, so bump ORACLE_VERSION in oracle/oracle_version.h first",
+                           "refusing to re-pin %s: it already pins every case at oracle %d, the version this build "
+                           "has; a re-pin needs a bump of ORACLE_VERSION in oracle/oracle_version.h",
                            path, ORACLE_VERSION);
   return EXIT_CODE_PASS;
 }
 
 static int pin(const pin_args *a) {
-  char path[4096], changes_path[4096], err[4400], old_version[16];
+  char path[4096], changes_path[4096], err[4400], old_version[16], reason[600];
+  golden_digests old;
   frozen_oracle f;
   suite s;
   FILE *changes;
-  int rc, failed;
+  int rc, failed, have_old, added = 0;
   golden_digests_path(a->corpus, a->suite, path, sizeof path);
   if (suite_load(a->corpus, a->suite, &s, err, sizeof err) != 0) return cli_env_error("golden", "%s", err);
-  if ((rc = check_old_version(path, a->suite, old_version, sizeof old_version)) != EXIT_CODE_PASS) {
+  if ((rc = read_old(path, a->suite, &old, &have_old, old_version, sizeof old_version)) != EXIT_CODE_PASS) {
     suite_free(&s);
     return rc;
   }
   if (!(changes = changes_open(a->corpus, changes_path, sizeof changes_path, err, sizeof err))) {
+    if (have_old) golden_digests_free(&old);
     suite_free(&s);
     return cli_env_error("golden", "%s", err);
   }
@@ -171,6 +209,9 @@ static int pin(const pin_args *a) {
     rc = EXIT_CODE_FAIL;
     goto done;
   }
+  if (have_old && old.oracle_version == ORACLE_VERSION &&
+      (rc = check_additive(path, &old, &f.observed, &added)) != EXIT_CODE_PASS)
+    goto done;
   f.observed.oracle_version = ORACLE_VERSION;
   f.observed.numerics_version = NX_NUMERICS_VERSION;
   snprintf(f.observed.suite, sizeof f.observed.suite, "%s", a->suite);
@@ -178,7 +219,8 @@ static int pin(const pin_args *a) {
     rc = cli_env_error("golden", "%s", err);
     goto done;
   }
-  if (changes_append(changes, a, old_version, s.count, f.observed.n) != 0) {
+  if (added) snprintf(reason, sizeof reason, "added %d: %s", added, a->reason);
+  if (changes_append(changes, added ? reason : a->reason, a->suite, old_version, s.count, f.observed.n) != 0) {
     rc = cli_env_error("golden", "pinned %s, but appending to %s failed: %s", path, changes_path, strerror(errno));
     goto done;
   }
@@ -187,6 +229,7 @@ static int pin(const pin_args *a) {
   rc = EXIT_CODE_PASS;
 done:
   fclose(changes);
+  if (have_old) golden_digests_free(&old);
   frozen_oracle_close(&f);
   suite_free(&s);
   return rc;

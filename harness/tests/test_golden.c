@@ -287,6 +287,21 @@ static void set_pinned_version(int version) {
   free(text);
 }
 
+/* Flips the last hex digit of the first entry (the line after "entries N") in tmp/name. */
+static void tamper_first_digest(const char *name) {
+  char path[512], *text, *line, *eol;
+  size_t len;
+  snprintf(path, sizeof path, "%s/%s", tmp, name);
+  text = read_text(path, &len);
+  line = strstr(text, "\nentries ");
+  cr_assert(line && (line = strchr(line + 1, '\n')) != NULL, "no entries in %s", path);
+  eol = strchr(++line, '\n');
+  cr_assert(eol && eol > line, "no digest line in %s", path);
+  eol[-1] = eol[-1] == '0' ? '1' : '0';
+  write_text(name, text, len);
+  free(text);
+}
+
 Test(golden, pin_needs_a_reason_and_a_version_bump_and_logs_changes) {
   static const char *const families[] = {"is.indexviol", "csa4.chain", "is.valid"};
   char db[400], path[512], want[200];
@@ -331,4 +346,20 @@ Test(golden, pin_needs_a_reason_and_a_version_bump_and_logs_changes) {
   cr_expect_eq(o->status, 1, "%s", o->out);
   cr_expect(strstr(o->out, "(unpinned): frozen oracle: is.valid.") != NULL, "%s", o->out);
   cr_expect(strstr(o->out, "0 changed, 1 unpinned") != NULL, "%s", o->out);
+
+  /* Same version: adding cases may be pinned, changing a pinned one may not. */
+  o = RUN(NULL, "golden", "pin", "--corpus", tmp, "--suite", "mini", "--reason", "a new regression case");
+  cr_expect_eq(o->status, 0, "an additive pin at the same version: %s%s", o->out, o->err);
+  o = RUN(NULL, "run", "--corpus", tmp, "--suite", "mini", "--lanes", "oracle", "--db", db);
+  cr_expect(o->status == 0 && strstr(o->out, "frozen oracle: all 3 cases match"), "%s", o->out);
+  changes = read_text(path, NULL);
+  snprintf(want, sizeof want, "mini: oracle %d -> %d (numerics", ORACLE_VERSION, ORACLE_VERSION);
+  cr_expect(strstr(changes, want) && strstr(changes, ": added 1: a new regression case\n"), "%s", changes);
+  free(changes);
+  tamper_first_digest("mini.digests");
+  write_suite(families, 2); /* nothing new, and a pinned digest no longer reproduces */
+  o = RUN(NULL, "golden", "pin", "--corpus", tmp, "--suite", "mini", "--reason", "sneaky");
+  cr_expect_eq(o->status, 2, "a changed pinned digest needs a version bump: %s", o->err);
+  cr_expect(strstr(o->err, "no longer matches its pinned digest") && strstr(o->err, "oracle_version.h"), "%s",
+            o->err);
 }
