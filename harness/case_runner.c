@@ -54,6 +54,24 @@ result_row *case_report_add(case_report *r, lane l, int step, const char *status
   return row;
 }
 
+void case_report_add_failure(case_report *r, lane l, int step, const char *status, const char *tensor_name,
+                             const char *msg) {
+  result_row *row = NULL;
+  int i;
+  for (i = 0; i < r->n && !row; i++)
+    if (r->rows[i].step == step && !strcmp(r->rows[i].lane, lane_name(l))) row = &r->rows[i];
+  if (row && strcmp(row->status, "pass")) {
+    size_t used = strlen(row->message);
+    snprintf(row->message + used, sizeof row->message - used, "%s%s", used ? "; " : "", msg);
+    return;
+  }
+  r->failed++;
+  if (!row && !(row = case_report_add(r, l, step, status))) return;
+  snprintf(row->status, sizeof row->status, "%s", status);
+  snprintf(row->tensor, sizeof row->tensor, "%s", tensor_name);
+  snprintf(row->message, sizeof row->message, "%s", msg);
+}
+
 int case_check_spec(const char *spec, char *err, size_t err_len) {
   char family[64] = "";
   is_case c;

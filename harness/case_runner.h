@@ -92,6 +92,16 @@ int case_check_spec(const char *spec, char *err, size_t err_len);
 /* Appends a row; returns it (zeroed, lane/step/status set), or NULL when full. */
 result_row *case_report_add(case_report *r, lane l, int step, const char *status);
 
+/*
+** Records a failure found after the lanes ran (frozen digests, golden
+** boundaries) in lane l's row of that step.  A row is keyed by lane and step,
+** so when the lane already has one: a passing row becomes this failure (status,
+** tensor, msg); a row that already failed keeps its own status and gets msg
+** appended.  Otherwise a row is added.
+*/
+void case_report_add_failure(case_report *r, lane l, int step, const char *status, const char *tensor_name,
+                             const char *msg);
+
 struct tensor_diff;
 
 /*

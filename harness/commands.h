@@ -15,6 +15,7 @@ int cmd_show(int argc, char **argv);
 int cmd_repro(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_golden(int argc, char **argv);
+int cmd_nightly(int argc, char **argv);
 
 /* bitgate's own version string, e.g. "0.1.0". */
 extern const char *bitgate_version;

@@ -163,30 +163,6 @@ void frozen_oracle_attach(frozen_oracle *f, runner_env *env) {
 }
 
 /*
-** Records the check's failure in the oracle row of that step (status
-** "frozen_changed", "unpinned" or "fail", message msg).  A row is keyed by
-** lane and step, so when the lane already has one there: a passing row
-** becomes this failure; a row that already failed keeps its own status and
-** gets msg appended.  Otherwise a row is added.
-*/
-static void add_frozen_row(case_report *r, int step, const char *status, const char *tensor_name, const char *msg) {
-  result_row *row = NULL;
-  int i;
-  for (i = 0; i < r->n && !row; i++)
-    if (r->rows[i].step == step && !strcmp(r->rows[i].lane, lane_name(LANE_ORACLE))) row = &r->rows[i];
-  if (row && strcmp(row->status, "pass")) {
-    size_t used = strlen(row->message);
-    snprintf(row->message + used, sizeof row->message - used, "%s%s", used ? "; " : "", msg);
-    return;
-  }
-  r->failed++;
-  if (!row && !(row = case_report_add(r, LANE_ORACLE, step, status))) return;
-  snprintf(row->status, sizeof row->status, "%s", status);
-  snprintf(row->tensor, sizeof row->tensor, "%s", tensor_name);
-  snprintf(row->message, sizeof row->message, "%s", msg);
-}
-
-/*
 ** Describes the first difference between the case's observed entries (got)
 ** and its pinned ones (want) as a row; 0 when there is none.
 */
@@ -209,7 +185,7 @@ static int compare_entries(const char *id, const golden_entry *got, long long n_
     else
       snprintf(msg, sizeof msg, "%s: %s; " REPIN_HINT, head,
                g ? "the oracle gives it, but it is not pinned" : "pinned, but the oracle no longer gives it");
-    add_frozen_row(r, at->step, "frozen_changed", at->name, msg);
+    case_report_add_failure(r, LANE_ORACLE, at->step, "frozen_changed", at->name, msg);
     return -1;
   }
   return 0;
@@ -225,11 +201,11 @@ int frozen_oracle_check_case(frozen_oracle *f, const char *case_id, case_report 
   want = golden_digests_find_case(&f->pinned, case_id, &n_want);
   if (f->out_of_memory) {
     snprintf(msg, sizeof msg, "frozen oracle: %s: out of memory recording its digests", case_id);
-    add_frozen_row(r, 0, "fail", "", msg);
+    case_report_add_failure(r, LANE_ORACLE, 0, "fail", "", msg);
   } else if (!want) {
     snprintf(msg, sizeof msg, "frozen oracle: %s is not pinned in %.400s; pin it with bitgate golden pin", case_id,
              f->path);
-    add_frozen_row(r, 0, "unpinned", "", msg);
+    case_report_add_failure(r, LANE_ORACLE, 0, "unpinned", "", msg);
     f->cases_unpinned++;
   } else if (compare_entries(case_id, f->observed.entries, f->observed.n, want, n_want, r) != 0) {
     f->cases_changed++;

@@ -17,6 +17,7 @@ static const struct command {
   const char *summary;
 } commands[] = {
     {"run", cmd_run, "run a suite: oracle against device, every lane, results into SQLite"},
+    {"nightly", cmd_nightly, "run a suite and hold every stage payload to the golden store; write a report"},
     {"list", cmd_list, "list the case ids of a suite"},
     {"show", cmd_show, "print a case's spec and where it comes from"},
     {"repro", cmd_repro, "rerun one case by id; print 'identical' or the first mismatch"},

@@ -141,6 +141,15 @@ int store_golden_get(store *s, const char *case_id, int step, const char *stage,
                      size_t *n);
 
 /*
+** The stored dtype, shape and digest of a golden payload (each truncated to
+** its buffer), without reading the blob.  Returns 0, 1 when absent, -1 on error.
+*/
+int store_golden_describe(store *s, const char *case_id, int step, const char *stage,
+                          const char *tensor, const char *source, int oracle_version, char *dtype,
+                          size_t dtype_len, char *shape, size_t shape_len, char *digest,
+                          size_t digest_len);
+
+/*
 ** Counts the result rows of a run (one per case, lane and step): *passed
 ** those with status 'pass'; *failed those that fail the run ('mismatch',
 ** 'error_parity', 'crash', 'timeout', 'nondeterministic', 'fail',

@@ -12,6 +12,7 @@
 
 #include <sqlite3.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
@@ -184,5 +185,35 @@ cleanup:
   if (rc > 0) store_fail_sqlite(s, rc, "cannot read golden payload");
   sqlite3_finalize(st);
   free(zOut);
+  return rc ? -1 : bAbsent;
+}
+
+/* Copies column i of st as text into out ("" for NULL). */
+static void store_golden_column(sqlite3_stmt *st, int i, char *out, size_t len) {
+  const unsigned char *z = sqlite3_column_text(st, i);
+  snprintf(out, len, "%s", z ? (const char *)z : "");
+}
+
+int store_golden_describe(store *s, const char *case_id, int step, const char *stage,
+                          const char *tensor, const char *source, int oracle_version, char *dtype,
+                          size_t dtype_len, char *shape, size_t shape_len, char *digest,
+                          size_t digest_len) {
+  static const char zSql[] =
+    "SELECT dtype, shape, digest FROM golden_payloads WHERE " STORE_GOLDEN_KEY;
+  const store_golden_key k = {case_id, step, stage, tensor, source, oracle_version};
+  sqlite3_stmt *st = NULL;
+  int rc = store_golden_prepare(s, zSql, &k, NULL, &st), bAbsent = 0;
+  if (!rc) rc = sqlite3_step(st);
+  if (rc == SQLITE_DONE) {
+    bAbsent = 1;
+    rc = SQLITE_OK;
+  } else if (rc == SQLITE_ROW) {
+    store_golden_column(st, 0, dtype, dtype_len);
+    store_golden_column(st, 1, shape, shape_len);
+    store_golden_column(st, 2, digest, digest_len);
+    rc = SQLITE_OK;
+  }
+  if (rc > 0) store_fail_sqlite(s, rc, "cannot read golden payload");
+  sqlite3_finalize(st);
   return rc ? -1 : bAbsent;
 }
