@@ -9,20 +9,80 @@
 ** The kernel hash is XXH3-128 over, for every embedded file in table order,
 ** its name, a NUL, its contents and a NUL; printed as 32 lowercase hex digits
 ** (XXH128's canonical, big-endian form).  Any change to a kernel or to a
-** numerics header changes it.
+** numerics header changes it, and so does a planted bug (below).
 */
 #include "device/device.h"
 #include "device/kernel_sources.h"
 
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+/*
+** A planted bug (BITGATE_PLANT="FILE:OLD=>NEW"): the first OLD in the
+** embedded FILE becomes NEW before anything reads the source, so the kernel
+** hash, the PTX audit and NVRTC all see the planted text.  It exists to show
+** that the harness catches, localises and shrinks a real kernel defect; the
+** run's provenance names it (kernel_plant_description).
+*/
+static struct kernel_source planted;
+static char plant_error[256], plant_description[320];
+static pthread_once_t plant_once = PTHREAD_ONCE_INIT;
+
+static void plant_fail(const char *spec, const char *why) {
+  snprintf(plant_error, sizeof plant_error, "BITGATE_PLANT='%.120s': %s", spec, why);
+}
+
+static void plant_apply(void) {
+  const char *spec = getenv("BITGATE_PLANT"), *colon, *arrow, *at;
+  const struct kernel_source *src = NULL;
+  char file[128];
+  size_t old_len, new_len, head;
+  char *text;
+  int i;
+  if (!spec || !*spec) return;
+  colon = strchr(spec, ':');
+  arrow = colon ? strstr(colon + 1, "=>") : NULL;
+  if (!colon || !arrow || arrow == colon + 1 || (size_t)(colon - spec) >= sizeof file)
+    return plant_fail(spec, "expected FILE:OLD=>NEW with a non-empty OLD");
+  snprintf(file, sizeof file, "%.*s", (int)(colon - spec), spec);
+  for (i = 0; i < kernel_source_count && !src; i++)
+    if (!strcmp(kernel_sources[i].name, file)) src = &kernel_sources[i];
+  if (!src) return plant_fail(spec, "no embedded kernel source of that name");
+  old_len = (size_t)(arrow - colon - 1);
+  new_len = strlen(arrow + 2);
+  for (at = src->text; (at = strstr(at, colon + 1)) && strncmp(at, colon + 1, old_len); at++) {}
+  if (!at) return plant_fail(spec, "OLD does not occur in the file");
+  head = (size_t)(at - src->text);
+  if (!(text = malloc(src->size - old_len + new_len + 1))) return plant_fail(spec, "out of memory");
+  memcpy(text, src->text, head);
+  memcpy(text + head, arrow + 2, new_len);
+  memcpy(text + head + new_len, at + old_len, src->size - head - old_len + 1);
+  planted = *src;
+  planted.text = text;
+  planted.size = src->size - old_len + new_len;
+  snprintf(plant_description, sizeof plant_description, "planted bug in %s: '%.*s' => '%.120s'", file,
+           (int)(old_len < 120 ? old_len : 120), colon + 1, arrow + 2);
+}
+
+const char *kernel_plant_error(void) {
+  pthread_once(&plant_once, plant_apply);
+  return plant_error[0] ? plant_error : NULL;
+}
+
+const char *kernel_plant_description(void) {
+  pthread_once(&plant_once, plant_apply);
+  return plant_description[0] ? plant_description : NULL;
+}
+
 const struct kernel_source *kernel_source_find(const char *name) {
   int i;
+  pthread_once(&plant_once, plant_apply);
+  if (planted.text && !strcmp(planted.name, name)) return &planted;
   for (i = 0; i < kernel_source_count; i++)
     if (!strcmp(kernel_sources[i].name, name)) return &kernel_sources[i];
   return NULL;
@@ -37,7 +97,7 @@ static void kernel_hash_compute(void) {
   int i;
   XXH3_128bits_reset(&state);
   for (i = 0; i < kernel_source_count; i++) {
-    const struct kernel_source *src = &kernel_sources[i];
+    const struct kernel_source *src = kernel_source_find(kernel_sources[i].name); /* planted text, if any */
     XXH3_128bits_update(&state, src->name, strlen(src->name) + 1); /* with its NUL */
     XXH3_128bits_update(&state, src->text, src->size + 1);
   }

@@ -18,7 +18,16 @@ struct kernel_source {
 extern const struct kernel_source kernel_sources[];
 extern const int kernel_source_count;
 
-/* The embedded file with this name, or NULL. */
+/*
+** The embedded file with this name, or NULL.  Under BITGATE_PLANT it is the
+** planted text (kernel_sources.c); read sources through this, not the table.
+*/
 const struct kernel_source *kernel_source_find(const char *name);
+
+/* Why BITGATE_PLANT cannot be applied (malformed, unknown file, OLD absent), or NULL. */
+const char *kernel_plant_error(void);
+
+/* "planted bug in FILE: 'OLD' => 'NEW'" while one is applied, else NULL. */
+const char *kernel_plant_description(void);
 
 #endif

@@ -108,6 +108,10 @@ static int nvrtc_compile_program(const char *name, const char *source,
   int n_opts, n_headers = 0, i, rc = 1;
 
   memset(out, 0, sizeof *out);
+  if (kernel_plant_error()) {
+    nvrtc_fail(out, NULL, "%s", kernel_plant_error());
+    goto done;
+  }
   if (!source) {
     const struct kernel_source *src = kernel_source_find(name);
     if (!src) {
@@ -132,7 +136,7 @@ static int nvrtc_compile_program(const char *name, const char *source,
     size_t len = strlen(kernel_sources[i].name);
     if (len < 2 || strcmp(kernel_sources[i].name + len - 2, ".h")) continue;
     header_names[n_headers] = kernel_sources[i].name;
-    header_texts[n_headers++] = kernel_sources[i].text;
+    header_texts[n_headers++] = kernel_source_find(kernel_sources[i].name)->text;
   }
 
   res = nvrtcCreateProgram(&prog, source, name, n_headers, header_texts, header_names);

@@ -126,6 +126,23 @@ void result_row_set_mismatch(result_row *row, const char *name, const tensor_dif
             sizeof row->message - strlen(row->message) - 1);
 }
 
+void result_row_set_localised(result_row *row, const char *stage, const char *detail) {
+  static const char marker[] = "; repro: ";
+  char tail[400] = "", *at = strstr(row->message, marker);
+  size_t used;
+  snprintf(row->stage, sizeof row->stage, "%s", stage);
+  if (at) {
+    snprintf(tail, sizeof tail, "%s", at);
+    *at = '\0';
+  }
+  used = strlen(row->message);
+  snprintf(row->message + used, sizeof row->message - used, "; localised: stage %s diverges on the oracle's inputs%s%.300s%s",
+           stage, detail && *detail ? " (" : "", detail ? detail : "", detail && *detail ? ")" : "");
+  used = strlen(row->message);
+  if (used + strlen(tail) >= sizeof row->message) used = sizeof row->message - 1 - strlen(tail);
+  snprintf(row->message + used, sizeof row->message - used, "%s", tail); /* the repro stays whole, at the end */
+}
+
 void case_report_to_store(const case_report *r, const char *case_id, store_result *rows) {
   int i;
   for (i = 0; i < r->n; i++) {
@@ -148,5 +165,6 @@ void case_report_to_store(const case_report *r, const char *case_id, store_resul
     s->oracle_ms = x->oracle_ms;
     s->device_ms = x->device_ms;
     s->message = x->message[0] ? x->message : NULL;
+    s->stage = x->stage[0] ? x->stage : NULL;
   }
 }

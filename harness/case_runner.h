@@ -34,6 +34,7 @@ typedef struct result_row {
   long long flat_offset, ulp_distance, mismatch_count, nan_equivalent;
   double oracle_ms, device_ms;
   char message[768]; /* for failures: what went wrong, then the repro command */
+  char stage[40];    /* a failure's localised stage (results.stage), "" when unknown */
 } result_row;
 
 #define CASE_MAX_ROWS 48
@@ -111,6 +112,16 @@ struct tensor_diff;
 ** fill is called out as probably never written.
 */
 void result_row_set_mismatch(result_row *row, const char *name, const struct tensor_diff *d);
+
+/*
+** Stage localisation (DESIGN.md "Golden boundaries"; issue "Corpus and
+** goldens", item 4): when a device lane has replayed the device pipeline
+** stage by stage, each stage fed the oracle's boundary payloads, the first
+** stage whose own output differs goes here: row->stage = stage, and the
+** message gains "; localised: stage S diverges on the oracle's inputs
+** (detail)" just before its "; repro: ..." tail, which stays whole.
+*/
+void result_row_set_localised(result_row *row, const char *stage, const char *detail);
 
 /* Points store rows at the report's rows (rows must hold r->n entries). */
 void case_report_to_store(const case_report *r, const char *case_id, struct store_result *rows);

@@ -7,13 +7,18 @@
 #include "oracle/oracle_version.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+/* The command line; a planted bug (BITGATE_PLANT) leads it, so the run says how to reproduce it. */
 static void join_args(char *out, size_t cap, int argc, char **argv) {
+  const char *plant = getenv("BITGATE_PLANT");
   size_t used = 0;
   int i;
   out[0] = '\0';
+  if (plant && *plant) used = (size_t)snprintf(out, cap, "BITGATE_PLANT='%s' ", plant);
+  if (used >= cap) used = cap - 1;
   for (i = 0; i < argc && used + 1 < cap; i++) {
     int n = snprintf(out + used, cap - used, "%s%s", i ? " " : "", argv[i]);
     if (n < 0) break;

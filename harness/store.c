@@ -389,6 +389,7 @@ static int store_bind_result(sqlite3_stmt *st, long long run_id, const store_res
   if (!rc) rc = store_bind_ms(st, 14, r->oracle_ms);
   if (!rc) rc = store_bind_ms(st, 15, r->device_ms);
   if (!rc) rc = sqlite3_bind_text(st, 16, r->message, -1, SQLITE_STATIC);
+  if (!rc) rc = sqlite3_bind_text(st, 17, r->stage && r->stage[0] ? r->stage : NULL, -1, SQLITE_STATIC);
   return rc;
 }
 
@@ -400,8 +401,8 @@ int store_results_commit(store *s, long long run_id, const store_result *rows, i
   static const char zSql[] =
     "INSERT INTO results (run_id, case_id, lane, step, status, tensor, flat_offset, coords,"
     " expected_hex, actual_hex, ulp_distance, mismatch_count, nan_equivalent_count,"
-    " oracle_ms, device_ms, message, recorded_at)"
-    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, "
+    " oracle_ms, device_ms, message, stage, recorded_at)"
+    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, "
     STORE_NOW_SQL ")";
   sqlite3_stmt *st = NULL;
   int rc = 0, iRow = -1; /* iRow: the row being inserted, named in a failure */

@@ -36,7 +36,7 @@
 
 typedef struct store store;
 
-#define STORE_SCHEMA_VERSION 2
+#define STORE_SCHEMA_VERSION 3
 #define STORE_APPLICATION_ID 0x62677431 /* "bgt1" in ASCII */
 #define STORE_BUSY_TIMEOUT_MS 5000
 
@@ -95,6 +95,8 @@ int store_case_put(store *s, const char *case_id, const char *op, const char *fa
 **   ulp_distance < 0:  not applicable (e.g. an index tensor), stored NULL.
 **   oracle_ms, device_ms < 0 or NaN: lane not timed, stored NULL.
 ** NULL strings are stored as NULL; case_id, lane and status are required.
+** stage (schema 3) is the stage a failure was localised to (DESIGN.md
+** "Golden boundaries"; harness/localise.h), stored NULL when unknown.
 */
 /* The stored spec of a case: 0 and spec filled, 1 when absent, -1 on error. */
 int store_case_spec(store *s, const char *case_id, char *spec, size_t spec_len);
@@ -111,6 +113,7 @@ typedef struct store_result {
   long long mismatch_count, nan_equivalent_count;
   double oracle_ms, device_ms;
   const char *message;
+  const char *stage; /* schema 3: the first stage whose own computation diverges; NULL or "" unknown */
 } store_result;
 
 /*

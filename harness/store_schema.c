@@ -135,7 +135,18 @@ static const char store_schema_v2[] =
   "CREATE INDEX results_by_run_status ON results (run_id, status);\n"
   "PRAGMA user_version = 2;\n";
 
+/*
+** Version 2 -> 3: results.stage, the pipeline stage a failing row was
+** localised to (the first stage whose own computation diverges when fed the
+** oracle's boundary payloads), NULL when not known.  Reports chart failures
+** by it.
+*/
+static const char store_schema_v3[] =
+  "ALTER TABLE results ADD COLUMN stage TEXT;\n"
+  "PRAGMA user_version = 3;\n";
+
 const char *const store_schema_migrations[STORE_SCHEMA_VERSION] = {
   store_schema_v1,
   store_schema_v2,
+  store_schema_v3,
 };

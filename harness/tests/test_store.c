@@ -272,6 +272,13 @@ Test(store, migrates_from_version_1_keeping_results) {
   r.status = "frozen_changed";
   r.step = 1;
   cr_assert_eq(store_results_commit(s, run_id, &r, 1), 0, "%s", store_errmsg(s));
+  /* schema 3: the localised stage, NULL on the migrated row */
+  r.status = "mismatch";
+  r.step = 2;
+  r.stage = "IndexScoring";
+  cr_assert_eq(store_results_commit(s, run_id, &r, 1), 0, "%s", store_errmsg(s));
+  cr_assert_eq(sql_int(store_sqlite(s), "SELECT count(*) FROM results WHERE stage = 'IndexScoring' AND step = 2"), 1);
+  cr_assert_eq(sql_int(store_sqlite(s), "SELECT count(*) FROM results WHERE run_id = 1 AND stage IS NULL"), 1);
   store_close(s);
 }
 
