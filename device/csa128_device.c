@@ -192,7 +192,7 @@ static int csa128_launch_attention(device_csa128 *k, const csa_dims *d, const cs
 }
 
 /* The launches after the metadata passed the contract. */
-static int csa128_run(device_csa128 *k, csa_dims *d, const device_tensor *const *inputs,
+static int csa128_run(device_csa128 *k, unsigned parts, csa_dims *d, const device_tensor *const *inputs,
                       device_tensor *const *outputs, op_error *err) {
   const int capturing = device_runtime_is_capturing(k->base.rt);
   unsigned *latch = NULL;
@@ -212,8 +212,9 @@ static int csa128_run(device_csa128 *k, csa_dims *d, const device_tensor *const 
     rc = csa_device_check_cursor(&k->base, d, b.total, err);
     if (rc) return rc;
   }
-  if (csa128_launch_state(k, d, &b, latch) || csa128_launch_compress(k, d, &b) ||
-      csa128_launch_attention(k, d, &b))
+  if (((parts & 1u << CSA128_PART_STATE) && csa128_launch_state(k, d, &b, latch)) ||
+      ((parts & 1u << CSA128_PART_COMPRESS) && csa128_launch_compress(k, d, &b)) ||
+      ((parts & 1u << CSA128_PART_ATTENTION) && csa128_launch_attention(k, d, &b)))
     return csa_device_failed(&k->base, err, "");
   if (capturing) return DEVICE_CSA_OK;
   if (device_runtime_sync(k->base.rt)) return csa_device_failed(&k->base, err, "CSA128 kernels");
@@ -225,6 +226,20 @@ int device_csa128_execute(device_csa128 *k, const device_tensor *const *inputs, 
                           device_tensor *const *outputs, int n_outputs, op_error *err) {
   csa_dims d;
   int rc = csa_device_validate(&k->base, inputs, n_inputs, outputs, n_outputs, &d, err);
-  if (!rc) rc = csa128_run(k, &d, inputs, outputs, err);
+  if (!rc) rc = csa128_run(k, CSA128_PARTS_ALL, &d, inputs, outputs, err);
+  return rc;
+}
+
+int device_csa128_execute_parts(device_csa128 *k, unsigned parts, const device_tensor *const *inputs,
+                                int n_inputs, device_tensor *const *outputs, int n_outputs, op_error *err) {
+  csa_dims d;
+  int rc;
+  if (device_runtime_is_capturing(k->base.rt) || !k->base.warmed) {
+    op_error_clear(err);
+    snprintf(err->message, sizeof err->message, "CSA128 device: parts run only eagerly, after a whole execute");
+    return DEVICE_CSA_FAILED;
+  }
+  rc = csa_device_validate(&k->base, inputs, n_inputs, outputs, n_outputs, &d, err);
+  if (!rc) rc = csa128_run(k, parts, &d, inputs, outputs, err);
   return rc;
 }

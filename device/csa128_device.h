@@ -86,6 +86,21 @@ int device_csa128_execute(device_csa128 *k, const device_tensor *const *inputs, 
 ** 1 once an eager execute has succeeded on this instance (kernels loaded,
 ** scratch sized); before that 0, with why into reason when it is not NULL.
 */
+/*
+** Stage localisation (as device_csa4_execute_parts): runs only the parts in
+** the mask, eagerly, after a whole execute.
+*/
+typedef enum csa128_part {
+  CSA128_PART_STATE = 0, /* past records and carry into the presents */
+  CSA128_PART_COMPRESS,  /* CompressionUpdate: outputs 1, 2 */
+  CSA128_PART_ATTENTION, /* CandidateAssembly + attention: output 1 -> Y */
+  CSA128_PART_COUNT
+} csa128_part;
+#define CSA128_PARTS_ALL ((1u << CSA128_PART_COUNT) - 1u)
+
+int device_csa128_execute_parts(device_csa128 *k, unsigned parts, const device_tensor *const *inputs,
+                                int n_inputs, device_tensor *const *outputs, int n_outputs, op_error *err);
+
 int device_csa128_capture_ready(const device_csa128 *k, char *reason, size_t reason_len);
 
 /*

@@ -138,6 +138,15 @@ int device_csa4_stage_copy(device_csa4 *k, csa4_stage st, void *host, size_t len
   return 0;
 }
 
+int device_csa4_stage_load(device_csa4 *k, csa4_stage st, const void *host, size_t len) {
+  size_t bytes = device_csa4_stage_bytes(k, st);
+  void *p = NULL;
+  if (bytes == 0 || len != bytes || device_pool_slot(k->base.pool, csa4_stage_slot[st], bytes, &p) ||
+      device_runtime_copy_to_device(k->base.rt, p, host, bytes))
+    return -1;
+  return 0;
+}
+
 /* ---- one step: shapes and buffers ------------------------------------------------ */
 
 static csa4_shape csa4_shape_of(const csa_dims *d) {
@@ -246,8 +255,8 @@ static int csa4_launch_compress(device_csa4 *k, csa4_step *st, int index_stream)
                      index_stream ? CSA4_INDEX_THREADS : CSA4_MAIN_THREADS, args);
 }
 
-/* Index-query finalize, scoring, selection, and (6 outputs) the broadcast. */
-static int csa4_launch_select(device_csa4 *k, csa4_step *st) {
+/* Index-query finalize (CSA4_PART_QUERY), scoring (_SCORE), selection and (6 outputs) the broadcast (_SELECT). */
+static int csa4_launch_select(device_csa4 *k, csa4_step *st, int part) {
   const csa4_shape *p = &st->shape;
   const void *index_query = st->in[CSA_IN_INDEX_QUERY], *weight = st->in[CSA_IN_INDEX_WEIGHT];
   const void *key = st->out[CSA_OUT_PRESENT_INDEX_KEY], *total = st->in[CSA_IN_TOTAL_SEQ];
@@ -259,11 +268,12 @@ static int csa4_launch_select(device_csa4 *k, csa4_step *st) {
   void *broadcast_args[] = {&st->shape, &selection, &selected, &total};
   const long long rows = p->batch * p->seq;
   const long long tiles = (p->index_present_capacity + CSA4_SCORE_THREADS - 1) / CSA4_SCORE_THREADS;
-  return csa4_launch(k, CSA4_K_QUERY, csa_device_blocks(rows * p->index_heads), CSA4_QUERY_THREADS,
-                     query_args) ||
-         csa4_launch(k, CSA4_K_SCORE, csa_device_blocks(rows * tiles), CSA4_SCORE_THREADS,
-                     score_args) ||
-         csa4_launch(k, CSA4_K_SELECT, csa_device_blocks(rows), CSA4_SELECT_THREADS, select_args) ||
+  if (part == CSA4_PART_QUERY)
+    return csa4_launch(k, CSA4_K_QUERY, csa_device_blocks(rows * p->index_heads), CSA4_QUERY_THREADS,
+                       query_args);
+  if (part == CSA4_PART_SCORE)
+    return csa4_launch(k, CSA4_K_SCORE, csa_device_blocks(rows * tiles), CSA4_SCORE_THREADS, score_args);
+  return csa4_launch(k, CSA4_K_SELECT, csa_device_blocks(rows), CSA4_SELECT_THREADS, select_args) ||
          (st->has_selected &&
           csa4_launch(k, CSA4_K_BROADCAST,
                       csa_device_grid(rows * p->index_heads * p->topk, CSA4_BROADCAST_THREADS),
@@ -284,34 +294,43 @@ static int csa4_launch_attention(device_csa4 *k, csa4_step *st) {
                      CSA4_ATTN_THREADS, args);
 }
 
-static int csa4_launch_group(device_csa4 *k, csa4_step *st, int group) {
-  switch (group) {
-  case CSA4_G_MAIN: return csa4_launch_compress(k, st, 0);
-  case CSA4_G_INDEX: return csa4_launch_compress(k, st, 1);
-  case CSA4_G_SELECT: return csa4_launch_select(k, st);
-  default: return csa4_launch_attention(k, st);
+static int csa4_launch_part(device_csa4 *k, csa4_step *st, int part) {
+  switch (part) {
+  case CSA4_PART_STATE: return csa4_launch_state(k, st);
+  case CSA4_PART_MAIN: return csa4_launch_compress(k, st, 0);
+  case CSA4_PART_INDEX: return csa4_launch_compress(k, st, 1);
+  case CSA4_PART_ATTENTION: return csa4_launch_attention(k, st);
+  default: return csa4_launch_select(k, st, part);
   }
 }
 
 /*
-** Every launch, in the seed's stage order; with group_ms (eager only), each
-** group between CUDA events, its milliseconds into group_ms[group].
+** The launches of `parts`, in the seed's stage order; with group_ms (eager
+** only), each bench group between CUDA events, its milliseconds into
+** group_ms[group] (the state copy is in no group).
 */
-static int csa4_launch_all(device_csa4 *k, csa4_step *st, float *group_ms) {
-  static const int order[CSA4_G_COUNT] = {CSA4_G_MAIN, CSA4_G_INDEX, CSA4_G_SELECT,
-                                          CSA4_G_ATTENTION};
-  int i;
-  if (csa4_launch_state(k, st)) return 1;
+static int csa4_launch_all(device_csa4 *k, csa4_step *st, unsigned parts, float *group_ms) {
+  static const struct {
+    int group;
+    unsigned parts;
+  } order[CSA4_G_COUNT] = {
+      {CSA4_G_MAIN, 1u << CSA4_PART_MAIN},
+      {CSA4_G_INDEX, 1u << CSA4_PART_INDEX},
+      {CSA4_G_SELECT, 1u << CSA4_PART_QUERY | 1u << CSA4_PART_SCORE | 1u << CSA4_PART_SELECT},
+      {CSA4_G_ATTENTION, 1u << CSA4_PART_ATTENTION}};
+  int i, part;
+  if ((parts & 1u << CSA4_PART_STATE) && csa4_launch_state(k, st)) return 1;
   for (i = 0; i < CSA4_G_COUNT; i++) {
     if (group_ms && device_runtime_timer_start(k->base.rt)) return 1;
-    if (csa4_launch_group(k, st, order[i])) return 1;
-    if (group_ms && device_runtime_timer_stop(k->base.rt, &group_ms[order[i]])) return 1;
+    for (part = 0; part < CSA4_PART_COUNT; part++)
+      if ((parts & order[i].parts & 1u << part) && csa4_launch_part(k, st, part)) return 1;
+    if (group_ms && device_runtime_timer_stop(k->base.rt, &group_ms[order[i].group])) return 1;
   }
   return 0;
 }
 
-/* One execute; group_ms as csa4_launch_all. */
-static int csa4_execute_timed(device_csa4 *k, const device_tensor *const *inputs, int n_inputs,
+/* One execute of `parts`; group_ms as csa4_launch_all. */
+static int csa4_execute_timed(device_csa4 *k, unsigned parts, const device_tensor *const *inputs, int n_inputs,
                               device_tensor *const *outputs, int n_outputs, float *group_ms,
                               op_error *err) {
   const int capturing = device_runtime_is_capturing(k->base.rt);
@@ -329,7 +348,7 @@ static int csa4_execute_timed(device_csa4 *k, const device_tensor *const *inputs
   st.latch = latch;
   if (!rc && !capturing) rc = csa_device_check_cursor(&k->base, &d, st.in[CSA_IN_TOTAL_SEQ], err);
   if (rc) return rc;
-  if (csa4_launch_all(k, &st, capturing ? NULL : group_ms)) return csa_device_failed(&k->base, err, "");
+  if (csa4_launch_all(k, &st, parts, capturing ? NULL : group_ms)) return csa_device_failed(&k->base, err, "");
   if (capturing) return DEVICE_CSA_OK;
   if (device_runtime_sync(k->base.rt)) return csa_device_failed(&k->base, err, "CSA4 kernels");
   memcpy(k->stage_bytes, st.stage_bytes, sizeof k->stage_bytes);
@@ -339,7 +358,17 @@ static int csa4_execute_timed(device_csa4 *k, const device_tensor *const *inputs
 
 int device_csa4_execute(device_csa4 *k, const device_tensor *const *inputs, int n_inputs,
                         device_tensor *const *outputs, int n_outputs, op_error *err) {
-  return csa4_execute_timed(k, inputs, n_inputs, outputs, n_outputs, NULL, err);
+  return csa4_execute_timed(k, CSA4_PARTS_ALL, inputs, n_inputs, outputs, n_outputs, NULL, err);
+}
+
+int device_csa4_execute_parts(device_csa4 *k, unsigned parts, const device_tensor *const *inputs, int n_inputs,
+                              device_tensor *const *outputs, int n_outputs, op_error *err) {
+  if (device_runtime_is_capturing(k->base.rt) || !k->base.warmed) { /* localisation follows an eager execute */
+    op_error_clear(err);
+    snprintf(err->message, sizeof err->message, "CSA4 device: parts run only eagerly, after a whole execute");
+    return DEVICE_CSA_FAILED;
+  }
+  return csa4_execute_timed(k, parts, inputs, n_inputs, outputs, n_outputs, NULL, err);
 }
 
 static int csa4_float_cmp(const void *a, const void *b) {
@@ -364,7 +393,7 @@ int device_csa4_time_stages(device_csa4 *k, const device_tensor *const *inputs, 
   }
   rc = device_csa4_execute(k, inputs, n_inputs, outputs, n_outputs, err); /* warm-up */
   for (i = 0; i < runs && !rc; i++)
-    rc = csa4_execute_timed(k, inputs, n_inputs, outputs, n_outputs, ms + CSA4_G_COUNT * i, err);
+    rc = csa4_execute_timed(k, CSA4_PARTS_ALL, inputs, n_inputs, outputs, n_outputs, ms + CSA4_G_COUNT * i, err);
   for (g = 0; g < CSA4_G_COUNT && !rc; g++) {
     for (i = 0; i < runs; i++) column[i] = ms[CSA4_G_COUNT * i + g];
     qsort(column, (size_t)runs, sizeof *column, csa4_float_cmp);

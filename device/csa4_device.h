@@ -72,6 +72,32 @@ int device_csa4_execute(device_csa4 *k, const device_tensor *const *inputs, int 
                         device_tensor *const *outputs, int n_outputs, op_error *err);
 
 /*
+** Stage localisation (DESIGN.md "Golden boundaries"): the launches fall
+** into parts, in pipeline order, and device_csa4_execute_parts runs only
+** those in `parts` (a mask of 1u << part) on the step's buffers.  The
+** harness loads the oracle's boundary payloads first (into the outputs, or
+** with device_csa4_stage_load) so each part runs on the oracle's inputs.
+** Eager only, and only after a whole execute sized the scratch.
+*/
+typedef enum csa4_part {
+  CSA4_PART_STATE = 0, /* past records and carries into the presents */
+  CSA4_PART_MAIN,      /* CompressionUpdate: outputs 1, 2 */
+  CSA4_PART_INDEX,     /* IndexKeyUpdate: outputs 3, 4 */
+  CSA4_PART_QUERY,     /* IndexQueryFinalize: stage INDEX_QUERY */
+  CSA4_PART_SCORE,     /* IndexScoring: INDEX_QUERY, output 3 -> INDEX_SCORES */
+  CSA4_PART_SELECT,    /* Selection: INDEX_SCORES -> SELECTION (and output 5) */
+  CSA4_PART_ATTENTION, /* CandidateAssembly + attention: SELECTION, output 1 -> SCORES, Y */
+  CSA4_PART_COUNT
+} csa4_part;
+#define CSA4_PARTS_ALL ((1u << CSA4_PART_COUNT) - 1u)
+
+int device_csa4_execute_parts(device_csa4 *k, unsigned parts, const device_tensor *const *inputs, int n_inputs,
+                              device_tensor *const *outputs, int n_outputs, op_error *err);
+
+/* Writes host into stage st's slot (len must be stage_bytes); 0 or -1. */
+int device_csa4_stage_load(device_csa4 *k, csa4_stage st, const void *host, size_t len);
+
+/*
 ** Bytes of stage st after the last successful eager execute (0 before one);
 ** a captured graph's replays refill the same slots with the same shapes.
 */

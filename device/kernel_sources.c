@@ -55,8 +55,8 @@ static void plant_apply(void) {
   if (!src) return plant_fail(spec, "no embedded kernel source of that name");
   old_len = (size_t)(arrow - colon - 1);
   new_len = strlen(arrow + 2);
-  for (at = src->text; (at = strstr(at, colon + 1)) && strncmp(at, colon + 1, old_len); at++) {}
-  if (!at) return plant_fail(spec, "OLD does not occur in the file");
+  for (at = src->text; *at && strncmp(at, colon + 1, old_len); at++) {}
+  if (!*at) return plant_fail(spec, "OLD does not occur in the file");
   head = (size_t)(at - src->text);
   if (!(text = malloc(src->size - old_len + new_len + 1))) return plant_fail(spec, "out of memory");
   memcpy(text, src->text, head);

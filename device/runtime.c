@@ -267,6 +267,14 @@ int device_runtime_copy_to_host(device_runtime *rt, void *host, const void *dptr
          rt_check(rt, cudaStreamSynchronize(rt->stream), "cudaStreamSynchronize(copy to host)");
 }
 
+int device_runtime_copy_to_device(device_runtime *rt, void *dptr, const void *host, size_t bytes) {
+  if (rt_refuse_capturing(rt, "a host-to-device copy")) return 1;
+  if (bytes == 0) return 0;
+  return rt_check(rt, cudaMemcpyAsync(dptr, host, bytes, cudaMemcpyHostToDevice, rt->stream),
+                  "cudaMemcpyAsync(host to device)") ||
+         rt_check(rt, cudaStreamSynchronize(rt->stream), "cudaStreamSynchronize(copy to device)");
+}
+
 /* ---- capture and replay ---------------------------------------------------------- */
 
 int device_runtime_is_capturing(const device_runtime *rt) { return rt->capturing; }

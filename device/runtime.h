@@ -121,6 +121,9 @@ int device_runtime_timer_stop(device_runtime *rt, float *ms);
 
 int device_runtime_copy_to_host(device_runtime *rt, void *host, const void *dptr, size_t bytes);
 
+/* The reverse: host to the device address dptr, then syncs; refused while capturing. */
+int device_runtime_copy_to_device(device_runtime *rt, void *dptr, const void *host, size_t bytes);
+
 /* ---- capture and replay -------------------------------------------------- */
 
 /* 1 between a successful capture_begin and the matching capture_end. */

@@ -130,14 +130,18 @@ void result_row_set_localised(result_row *row, const char *stage, const char *de
   static const char marker[] = "; repro: ";
   char tail[400] = "", *at = strstr(row->message, marker);
   size_t used;
-  snprintf(row->stage, sizeof row->stage, "%s", stage);
+  const int named = stage && *stage, has_detail = detail && *detail;
+  if (named) snprintf(row->stage, sizeof row->stage, "%s", stage);
   if (at) {
     snprintf(tail, sizeof tail, "%s", at);
     *at = '\0';
   }
   used = strlen(row->message);
-  snprintf(row->message + used, sizeof row->message - used, "; localised: stage %s diverges on the oracle's inputs%s%.300s%s",
-           stage, detail && *detail ? " (" : "", detail ? detail : "", detail && *detail ? ")" : "");
+  if (named)
+    snprintf(row->message + used, sizeof row->message - used, "; localised: stage %s diverges on the oracle's inputs%s%.300s%s",
+             stage, has_detail ? " (" : "", has_detail ? detail : "", has_detail ? ")" : "");
+  else
+    snprintf(row->message + used, sizeof row->message - used, "; localised: %.300s", has_detail ? detail : "no stage");
   used = strlen(row->message);
   if (used + strlen(tail) >= sizeof row->message) used = sizeof row->message - 1 - strlen(tail);
   snprintf(row->message + used, sizeof row->message - used, "%s", tail); /* the repro stays whole, at the end */

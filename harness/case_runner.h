@@ -119,7 +119,9 @@ void result_row_set_mismatch(result_row *row, const char *name, const struct ten
 ** stage by stage, each stage fed the oracle's boundary payloads, the first
 ** stage whose own output differs goes here: row->stage = stage, and the
 ** message gains "; localised: stage S diverges on the oracle's inputs
-** (detail)" just before its "; repro: ..." tail, which stays whole.
+** (detail)" just before its "; repro: ..." tail, which stays whole.  With
+** no stage (NULL or "") only "; localised: detail" is added (e.g. every
+** stage agrees alone, or localisation could not run), row->stage unchanged.
 */
 void result_row_set_localised(result_row *row, const char *stage, const char *detail);
 

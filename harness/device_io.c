@@ -70,6 +70,12 @@ int device_io_download(device_io *io, int o, tensor *t) {
   return device_buffer_download(io->rt, &io->out_buf[o], t->data, tensor_bytes(t));
 }
 
+int device_io_upload_output(device_io *io, int o, const tensor *t) {
+  if (tensor_numel(t) == 0) return 0;
+  if (!io->out_buf[o].base || tensor_bytes(t) != tensor_bytes(&io->out_t[o].meta)) return -1;
+  return device_buffer_upload(io->rt, &io->out_buf[o], t->data, tensor_bytes(t));
+}
+
 static int check_one(device_io *io, const device_buffer *b, const char *what, char *report, size_t len) {
   unsigned damage = 0;
   long first[2] = {-1, -1};

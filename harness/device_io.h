@@ -35,6 +35,9 @@ int device_io_junk_outputs(device_io *io);
 /* Downloads output o into host tensor t (allocated here, shaped like it). */
 int device_io_download(device_io *io, int o, tensor *t);
 
+/* Overwrites output o with host tensor t (same bytes), e.g. an oracle payload for stage localisation. */
+int device_io_upload_output(device_io *io, int o, const tensor *t);
+
 /* 1 when the host tensors have the dtypes and shapes the buffers were made for. */
 int device_io_fits(const device_io *io, const tensor *in, int n_in, const tensor *out, int n_out);
 

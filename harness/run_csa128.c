@@ -6,7 +6,8 @@
 ** (outputs 1, 2) into past_compressed_kv and past_compression_carry (inputs
 ** 6, 7).  The oracle exposes three stage payloads (csa_trace):
 ** CompressionUpdate, CandidateAssembly and SparseSinkSoftmaxAttention; the
-** device exposes none, so its steps compare outputs only.
+** device exposes none, so its steps compare outputs only; a differing step
+** is localised to the compressor or the attention kernel (loc below).
 */
 #include "harness/run_csa128.h"
 #include "cases/csa128_cases.h"
@@ -88,6 +89,22 @@ static int dev_execute(void *k, const device_tensor *const *in, int n_in, device
 
 static int dev_capture_ready(const void *k, char *why, size_t len) { return device_csa128_capture_ready(k, why, len); }
 
+/*
+** Stage localisation: the compressor alone, then the attention alone on the
+** oracle's present_compressed_kv.  The device exposes no candidate scores,
+** so a difference in the attention kernel is named SparseSinkSoftmaxAttention.
+*/
+static const csa_chain_loc_step loc[] = {
+    {"CompressionUpdate", 1u << CSA128_PART_STATE | 1u << CSA128_PART_COMPRESS, {0}, 0,
+     {CSA_OUT_PRESENT_COMPRESSED_KV, CSA_OUT_PRESENT_CARRY}, 2},
+    {"SparseSinkSoftmaxAttention", 1u << CSA128_PART_ATTENTION, {CSA_OUT_PRESENT_COMPRESSED_KV}, 1, {CSA_OUT_Y}, 1},
+};
+
+static int dev_execute_parts(void *k, unsigned parts, const device_tensor *const *in, int n_in,
+                             device_tensor *const *out, int n_out, op_error *err) {
+  return device_csa128_execute_parts(k, parts, in, n_in, out, n_out, err);
+}
+
 static const csa_chain_ratio csa128_ratio = {
     .output_names = output_names,
     .n_threads = 2,
@@ -104,6 +121,9 @@ static const csa_chain_ratio csa128_ratio = {
     .dev_destroy = dev_destroy,
     .dev_execute = dev_execute,
     .dev_capture_ready = dev_capture_ready,
+    .loc = loc,
+    .n_loc = (int)(sizeof loc / sizeof loc[0]),
+    .dev_execute_parts = dev_execute_parts,
 };
 
 int run_csa128(runner_env *env, const char *case_id, const char *spec, case_report *out) {

@@ -54,6 +54,27 @@ static const int compare_order[] = {
     CSA_CHAIN_STAGE_ENTRY(3),  /* CandidateAssembly */
     CSA_OUT_Y};
 
+#define PART(p) (1u << (p))
+#define OUT1 CSA_OUT_PRESENT_COMPRESSED_KV
+#define OUT3 CSA_OUT_PRESENT_INDEX_KEY
+
+/*
+** Stage localisation: each stage alone, on the oracle's payloads (the
+** dev_stages entries are 0 index query, 1 index scores, 2 selection, 3
+** candidate scores).  The attention kernel computes CandidateAssembly and Y
+** together, so it runs once for each, and a Y difference is named only
+** when the candidate scores agree.
+*/
+static const csa_chain_loc_step loc[] = {
+    {"CompressionUpdate", PART(CSA4_PART_STATE) | PART(CSA4_PART_MAIN), {0}, 0, {OUT1, CSA_OUT_PRESENT_CARRY}, 2},
+    {"IndexKeyUpdate", PART(CSA4_PART_STATE) | PART(CSA4_PART_INDEX), {0}, 0, {OUT3, CSA_OUT_PRESENT_INDEX_CARRY}, 2},
+    {"IndexQueryFinalize", PART(CSA4_PART_QUERY), {0}, 0, {CSA_CHAIN_STAGE_ENTRY(0)}, 1},
+    {"IndexScoring", PART(CSA4_PART_SCORE), {CSA_CHAIN_STAGE_ENTRY(0), OUT3}, 2, {CSA_CHAIN_STAGE_ENTRY(1)}, 1},
+    {"Selection", PART(CSA4_PART_SELECT), {CSA_CHAIN_STAGE_ENTRY(1)}, 1, {CSA_CHAIN_STAGE_ENTRY(2), CSA_OUT_SELECTED}, 2},
+    {"CandidateAssembly", PART(CSA4_PART_ATTENTION), {CSA_CHAIN_STAGE_ENTRY(2), OUT1}, 2, {CSA_CHAIN_STAGE_ENTRY(3)}, 1},
+    {"SparseSinkSoftmaxAttention", PART(CSA4_PART_ATTENTION), {CSA_CHAIN_STAGE_ENTRY(2), OUT1}, 2, {CSA_OUT_Y}, 1},
+};
+
 static int csa4_materialize(const void *c, int step, csa_step *s, char *err, size_t len) {
   return cases_csa4_materialize(c, step, s->in, &s->n_in, s->out, &s->n_out, &s->attrs, err, len);
 }
@@ -149,6 +170,20 @@ static int dev_stage_copy(void *k, int st, tensor *t, char *err, size_t len) {
   return 0;
 }
 
+static int dev_execute_parts(void *k, unsigned parts, const device_tensor *const *in, int n_in,
+                             device_tensor *const *out, int n_out, op_error *err) {
+  return device_csa4_execute_parts(k, parts, in, n_in, out, n_out, err);
+}
+
+static int dev_stage_load(void *k, int st, const tensor *t, char *err, size_t len) {
+  size_t have = device_csa4_stage_bytes(k, (csa4_stage)st), want = tensor_bytes(t);
+  if (have != want)
+    return snprintf(err, len, "the device's payload holds %zu bytes, the oracle's %zu", have, want), -1;
+  if (device_csa4_stage_load(k, (csa4_stage)st, t->data, want) != 0)
+    return snprintf(err, len, "load failed: %s", device_runtime_error(device_csa4_runtime(k))), -1;
+  return 0;
+}
+
 static const csa_chain_ratio csa4_ratio = {
     .output_names = output_names,
     .n_threads = 4,
@@ -174,6 +209,10 @@ static const csa_chain_ratio csa4_ratio = {
     .n_dev_stages = (int)(sizeof dev_stages / sizeof dev_stages[0]),
     .compare_order = compare_order,
     .n_compare = (int)(sizeof compare_order / sizeof compare_order[0]),
+    .loc = loc,
+    .n_loc = (int)(sizeof loc / sizeof loc[0]),
+    .dev_execute_parts = dev_execute_parts,
+    .dev_stage_load = dev_stage_load,
 };
 
 const csa_chain_ratio *run_csa4_ratio(void) { return &csa4_ratio; }

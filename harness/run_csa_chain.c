@@ -258,6 +258,21 @@ static int compare_step(csa_chain *x, lane l, int step, const csa_step *ref, int
   return compare_accepted(x, l, step, ref, dc, keep);
 }
 
+/* A mismatch at an accepted step: which stage's own computation diverges (csa_localise.c). */
+static void localise_row(csa_chain *x, device_chain *dc, const csa_step *s, result_row *row) {
+  char stage[40], detail[400], why[460];
+  int rc;
+  if (!x->r->n_loc || !dc->io_open) return;
+  rc = csa_chain_localise(x->r, dc->k, &dc->io, s, stage, sizeof stage, detail, sizeof detail);
+  if (rc == 1) {
+    result_row_set_localised(row, stage, detail);
+    return;
+  }
+  snprintf(why, sizeof why, rc == 0 ? "every stage agrees when run alone on the oracle's inputs"
+                                    : "could not replay the stages: %s", detail);
+  result_row_set_localised(row, NULL, why);
+}
+
 /* Makes io fit the step (reopening it when shapes change) and uploads every input. */
 static int chain_upload(csa_chain *x, device_chain *dc, const csa_step *s, char *err, size_t len) {
   int i;
@@ -306,7 +321,7 @@ static int chain_step(csa_chain *x, lane l, device_chain *dc, csa_step *s, int s
   op_error derr;
   csa_past next;
   char err[700];
-  int rc;
+  int rc, n_rows;
   op_error_clear(&derr);
   step_plug(x, s, &dc->past);
   if (chain_upload(x, dc, s, err, sizeof err) != 0) return fail_row(x, l, step, "fail", err), -1;
@@ -328,9 +343,12 @@ static int chain_step(csa_chain *x, lane l, device_chain *dc, csa_step *s, int s
     rc = r->dev_execute(dc->k, dc->io.in_p, dc->io.n_in, dc->io.out_p, dc->io.n_out, &derr);
   }
   memset(&next, 0, sizeof next);
+  n_rows = x->report->n;
   rc = compare_step(x, l, step, s, rc, &derr, dc, !dc->g, &next);
   if (rc != 0) {
+    result_row *row = x->report->n > n_rows ? &x->report->rows[x->report->n - 1] : NULL;
     past_free(&next);
+    if (row && !strcmp(row->status, "mismatch")) localise_row(x, dc, s, row);
     return rc;
   }
   past_free(&dc->past); /* the step's inputs pointed into it: they are done */

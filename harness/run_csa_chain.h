@@ -37,6 +37,18 @@ typedef struct csa_chain_dev_stage {
   int oracle_stage; /* index into csa_step.stage with the same layout */
 } csa_chain_dev_stage;
 
+/*
+** One step of stage localisation (csa_chain_localise): write the oracle's
+** payloads `loads` over the device's, run the device `parts` alone, compare
+** `checks`.  Entries are encoded as in compare_order.
+*/
+typedef struct csa_chain_loc_step {
+  const char *stage; /* reported when a check differs */
+  unsigned parts;    /* the device layer's part mask */
+  int loads[3], n_loads;
+  int checks[3], n_checks;
+} csa_chain_loc_step;
+
 /* What one compression ratio's lanes need; see the file comment. */
 typedef struct csa_chain_ratio {
   const char *const *output_names; /* by output index, CSA_OUTPUT_MAX entries */
@@ -87,6 +99,17 @@ typedef struct csa_chain_ratio {
   */
   const int *compare_order;
   int n_compare;
+
+  /*
+  ** Optional stage localisation: loc[0 .. n_loc) in pipeline order, run
+  ** with dev_execute_parts; stage loads go through dev_stage_load (the
+  ** reverse of dev_stage_copy).
+  */
+  const csa_chain_loc_step *loc;
+  int n_loc;
+  int (*dev_execute_parts)(void *k, unsigned parts, const device_tensor *const *in, int n_in,
+                           device_tensor *const *out, int n_out, op_error *err);
+  int (*dev_stage_load)(void *k, int st, const tensor *t, char *err, size_t len);
 } csa_chain_ratio;
 
 #define CSA_CHAIN_STAGE_ENTRY(i) (-1 - (i))
@@ -97,6 +120,19 @@ typedef struct csa_chain_ratio {
 */
 void run_csa_chain(runner_env *env, const char *case_id, const csa_chain_ratio *r, const void *c, int steps,
                    case_report *out);
+
+struct device_io;
+
+/*
+** Stage localisation of an accepted step s (the oracle's, with its stage
+** payloads) on a device instance k whose io holds the step's inputs: r->loc
+** in order, each step's parts run alone on the oracle's payloads.  1 when a
+** stage's own output differs (stage names it, detail the first difference),
+** 0 when every stage agrees (or the ratio has no localisation), -1 when it
+** could not be done (detail says why).
+*/
+int csa_chain_localise(const csa_chain_ratio *r, void *k, struct device_io *io, const csa_step *s, char *stage,
+                       size_t stage_len, char *detail, size_t detail_len);
 
 /* A zeroed [d0, .., d(rank-1)] tensor of dtype dt; 0, or -1 (t stays empty). */
 int csa_chain_payload_alloc(tensor *t, dtype dt, int rank, long long d0, long long d1, long long d2, long long d3);

@@ -1,0 +1,75 @@
+/*
+** test_localise.c: stage localisation on the GPU (harness/csa_localise.c).
+**
+** Each test plants one bug in an embedded kernel (BITGATE_PLANT, read once
+** per process: Criterion runs every test in its own process) and runs a
+** chain in the eager and capture lanes.  The failing rows must name the
+** planted stage in results.stage, also when the row's first differing
+** tensor is a later one (the capture lane compares outputs only, so the
+** scoring bug first shows in selected_indices or Y there).  Without a GPU
+** every test skips (exit 77).
+*/
+#include "device/tests/gpu_test_support.h"
+#include "harness/case_runner.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char csa4_spec[] =
+    "family=csa4.chain op=CompressedSparseAttention ratio=4 b=2 heads=1 iheads=4 topk=1 window=128 start=0 "
+    "prefill=520 decode=40 cap=140 outputs=6 bias=1 sink=rand scale=0x1.8p-4 seed=3953392690";
+static const char csa128_spec[] =
+    "family=csa128.chain op=CompressedSparseAttention ratio=128 cache=f32 b=2 heads=1 window=128 start=0 "
+    "prefill=127 decode=140 cap=5 bias=1x1x1 sink=large scale=none seed=3228420866";
+
+/* Runs spec in the eager and capture lanes with the planted bug; expects both rows localised to stage. */
+static void expect_localised(const char *plant, const char *spec, const char *stage, int want_capture) {
+  static case_report r;
+  runner_env env;
+  int i, eager = 0, capture = 0;
+  cr_assert_eq(setenv("BITGATE_PLANT", plant, 1), 0);
+  memset(&env, 0, sizeof env);
+  env.rt = gpu_test_runtime_or_skip();
+  env.lanes = LANE_BIT(LANE_EAGER) | LANE_BIT(LANE_CAPTURE);
+  case_run(&env, "test.localise", spec, &r);
+  cr_assert(r.failed > 0, "the planted bug (%s) must fail the case", plant);
+  for (i = 0; i < r.n; i++) {
+    const result_row *row = &r.rows[i];
+    if (strcmp(row->status, "mismatch")) continue;
+    cr_expect_str_eq(row->stage, stage, "%s row (tensor %s): %s", row->lane, row->tensor, row->message);
+    cr_expect(strstr(row->message, "localised: stage") != NULL, "%s", row->message);
+    cr_expect(strstr(row->message, "; repro: bitgate repro test.localise") != NULL, "the repro stays last: %s",
+              row->message);
+    eager |= !strcmp(row->lane, "eager");
+    capture |= !strcmp(row->lane, "capture");
+  }
+  cr_expect(eager, "an eager mismatch row");
+  if (want_capture) cr_expect(capture, "a capture mismatch row");
+  device_runtime_destroy(env.rt);
+}
+
+Test(localise, csa4_scoring_bug_is_named_in_both_lanes) {
+  expect_localised("csa4.cu:nx_maxf(dot, 0.0f)=>nx_maxf(dot, 0.015625f)", csa4_spec, "IndexScoring", 1);
+}
+
+Test(localise, csa4_query_bug_is_not_blamed_downstream) {
+  expect_localised("csa4.cu:q[d] = nx_bf16_round(src[d]);=>q[d] = nx_bf16_round(src[d] * 1.5f);", csa4_spec,
+                   "IndexQueryFinalize", 1);
+}
+
+Test(localise, csa4_candidate_scoring_bug) {
+  expect_localised("csa_sink_attention.h:score = acc * r->scale;=>score = acc * r->scale * 1.25f;", csa4_spec,
+                   "CandidateAssembly", 1);
+}
+
+Test(localise, csa128_compressor_bug) {
+  expect_localised("csa128.cu:nx_csa_square_sum(record, CSA128_DIM_K)=>nx_csa_square_sum(record, CSA128_DIM_K - 1)",
+                   csa128_spec, "CompressionUpdate", 0);
+}
+
+Test(localise, csa128_attention_bug) {
+  expect_localised("csa_sink_attention.h:score = acc * r->scale;=>score = acc * r->scale * 1.25f;", csa128_spec,
+                   "SparseSinkSoftmaxAttention", 1);
+}
