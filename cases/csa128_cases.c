@@ -175,7 +175,8 @@ static int grammar_format_key(const void *c, int k, char *o, size_t n) {
 }
 
 static const spec_grammar grammar = {KEY_COUNT,         CSA_CASE_SPEC_MAX,    grammar_key_name,    grammar_key_allowed,
-                                     grammar_parse_key, grammar_parse_family, grammar_family_name, grammar_format_key};
+                                     grammar_parse_key, grammar_parse_family, grammar_family_name, grammar_format_key,
+                                     NULL /* no optional keys */};
 
 int cases_csa_format(const csa_case *c, char *spec, size_t len) {
   if ((unsigned)c->family >= CSA_FAMILY_COUNT) return -1;

@@ -77,6 +77,14 @@ static int vp_at(csa4_case *c, const char *v) {
   return -1;
 }
 
+/* 1..CSA4_MAG_MAX: 0, the default, is written by leaving the token out. */
+static int vp_mag(csa4_case *c, const char *v) {
+  long long n;
+  if (spec_parse_ll(v, 1, CSA4_MAG_MAX, &n)) return -1;
+  c->mag = (int)n;
+  return 0;
+}
+
 static int vp_seed(csa4_case *c, const char *v) { return spec_parse_u64(v, &c->seed); }
 
 static int vf_family(const csa4_case *c, char *o, size_t n) {
@@ -119,6 +127,7 @@ static int vf_at(const csa4_case *c, char *o, size_t n) {
   if (c->contract_site >= 100) return csa_case_put(o, n, "out%d", c->contract_site - 100);
   return csa_case_put(o, n, "in%d", c->contract_site);
 }
+static int vf_mag(const csa4_case *c, char *o, size_t n) { return csa_case_put(o, n, "%d", c->mag); }
 static int vf_seed(const csa4_case *c, char *o, size_t n) { return csa_case_put(o, n, "%llu", c->seed); }
 
 /* ------------------------------------------------------ the key table */
@@ -150,6 +159,7 @@ static const struct csa4_key {
     {"ties", F(CSA4_FAMILY_TIES), vp_ties, vf_ties},
     {"contract", F(CSA4_FAMILY_CONTRACT), vp_contract, vf_contract},
     {"at", F(CSA4_FAMILY_CONTRACT), vp_at, vf_at},
+    {"mag", F_ALL, vp_mag, vf_mag}, /* optional (grammar_key_default) */
     {"seed", F_ALL, vp_seed, vf_seed},
 };
 #define KEY_COUNT ((int)(sizeof spec_keys / sizeof spec_keys[0]))
@@ -166,8 +176,14 @@ static int grammar_format_key(const void *c, int k, char *o, size_t n) {
   return spec_keys[k].format((const csa4_case *)c, o, n);
 }
 
-static const spec_grammar grammar = {KEY_COUNT,         CSA4_CASE_SPEC_MAX,   grammar_key_name,    grammar_key_allowed,
-                                     grammar_parse_key, grammar_parse_family, grammar_family_name, grammar_format_key};
+/* mag= is the one optional key: left out at 0, so older specs keep their text. */
+static int grammar_key_default(const void *c, int k) {
+  return !strcmp(spec_keys[k].name, "mag") && ((const csa4_case *)c)->mag == 0;
+}
+
+static const spec_grammar grammar = {KEY_COUNT,          CSA4_CASE_SPEC_MAX,   grammar_key_name,
+                                     grammar_key_allowed, grammar_parse_key,   grammar_parse_family,
+                                     grammar_family_name, grammar_format_key,  grammar_key_default};
 
 int cases_csa4_format(const csa4_case *c, char *spec, size_t len) {
   if ((unsigned)c->family >= CSA4_FAMILY_COUNT) return -1;

@@ -24,7 +24,7 @@
 **   family=F op=CompressedSparseAttention ratio=4 b=B heads=H iheads=IH
 **   topk=K window=W start=T0 prefill=P decode=D cap=R outputs=5|6
 **   bias=none|[]|D0x..xDr sink=neginf|zero|large|rand scale=none|HEX
-**   [ties=MODE] [contract=NAME at=SITE] seed=S
+**   [ties=MODE] [contract=NAME at=SITE] [mag=E] seed=S
 **
 **   b, heads  batch and num_heads
 **   iheads    index_num_heads (IH)
@@ -48,6 +48,10 @@
 **   at        where that violation is: "none", "in<i>" (input i) or
 **             "out<o>" (output o): the op_error.input the oracle must name
 **             (cases_csa4_expected_site gives the axis too)
+**   mag       optional, 1..24 (left out: 0): query, current_kv and
+**             compressor_kv are scaled by 2^-E, exactly (a power of two), so
+**             `bitgate shrink` can make a failing case's values smaller;
+**             every spec without it keeps its text and id
 **   seed      the data seed (unsigned 64-bit decimal)
 **
 ** Families:
@@ -103,6 +107,7 @@
 #include <stdio.h>
 
 #define CSA4_CASE_SPEC_MAX 1024
+#define CSA4_MAG_MAX 24 /* mag=E: values scaled by 2^-E, E <= 24 */
 #define CASES_CSA4_BUDGET_DEFAULT ((size_t)256 << 20)
 
 typedef enum csa4_family {
@@ -147,6 +152,7 @@ typedef struct csa4_case {
   csa4_tie ties;     /* CSA4_TIE_NONE outside csa4.ties */
   int contract;      /* enum csa_contract; CSA_CONTRACT_NONE outside csa4.contract */
   int contract_site; /* the op_error.input the violation names: 0..19, 100 + o, or -1 */
+  int mag;          /* mag=: 0 (absent) .. CSA4_MAG_MAX */
   unsigned long long seed;
   /* Not part of the spec: cases_csa4_materialize refuses steps whose tensors
   ** need more bytes than this; 0 means CASES_CSA4_BUDGET_DEFAULT. */

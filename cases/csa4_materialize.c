@@ -207,7 +207,9 @@ static void fill_past_carry(const csa4_case *c, tensor *t, uint32_t stream) {
 static void fill_inputs(const csa4_case *c, int step, const csa4_plan *p, tensor *in) {
   long long total = csa4_step_total(c, step), b;
   uint64_t seed = c->seed;
+  float amp = 1.0f; /* 2^-mag, exact: scaling by it changes no mantissa bit */
   int slot;
+  for (slot = 0; slot < c->mag; slot++) amp *= 0.5f;
   for (slot = 0; slot < CSA_INPUT_COUNT; slot++) {
     tensor *t = &in[slot];
     long long first = t->rank >= 2 ? total - t->shape[1] : 0; /* token streams: the first position */
@@ -217,9 +219,9 @@ static void fill_inputs(const csa4_case *c, int step, const csa4_plan *p, tensor
       continue;
     }
     switch (slot) {
-    case CSA_IN_QUERY: csa_case_fill_positions(seed, t, CSA4_STREAM_QUERY, first, 1.0f); break;
-    case CSA_IN_CURRENT_KV: csa_case_fill_positions(seed, t, CSA4_STREAM_KV, first, 1.0f); break;
-    case CSA_IN_COMPRESSOR_KV: csa_case_fill_positions(seed, t, CSA4_STREAM_CKV, first, 1.0f); break;
+    case CSA_IN_QUERY: csa_case_fill_positions(seed, t, CSA4_STREAM_QUERY, first, amp); break;
+    case CSA_IN_CURRENT_KV: csa_case_fill_positions(seed, t, CSA4_STREAM_KV, first, amp); break;
+    case CSA_IN_COMPRESSOR_KV: csa_case_fill_positions(seed, t, CSA4_STREAM_CKV, first, amp); break;
     case CSA_IN_COMPRESSOR_GATE: csa_case_fill_positions(seed, t, CSA4_STREAM_GATE, first, 1.0f); break;
     case CSA_IN_COMPRESSOR_APE: csa_case_fill_normalish(seed, t, CSA4_STREAM_APE, 0, 0.5f); break;
     case CSA_IN_COMPRESSOR_NORM: csa_case_fill_uniform(seed, t, CSA4_STREAM_NORM, 0.5f, 1.5f); break;

@@ -440,7 +440,8 @@ static int grammar_format_key(const void *c, int k, char *o, size_t n) {
 }
 
 static const spec_grammar grammar = {KEY_COUNT,         IS_CASE_SPEC_MAX,     grammar_key_name,    grammar_key_allowed,
-                                     grammar_parse_key, grammar_parse_family, grammar_family_name, grammar_format_key};
+                                     grammar_parse_key, grammar_parse_family, grammar_family_name, grammar_format_key,
+                                     NULL /* no optional keys */};
 
 int cases_is_format(const is_case *c, char *spec, size_t len) { return spec_format_tokens(&grammar, c, spec, len); }
 

@@ -135,7 +135,7 @@ int spec_parse_tokens(const spec_grammar *g, const char *spec, void *c, char *er
     p += n;
   }
   for (i = 0; i < g->n_keys; i++)
-    if (g->key_allowed(c, i) && !seen[i]) return spec_set_err(err, len, "missing key '%s'", g->key_name(i)), -1;
+    if (g->key_allowed(c, i) && !seen[i] && !(g->key_default && g->key_default(c, i))) return spec_set_err(err, len, "missing key '%s'", g->key_name(i)), -1;
   return 0;
 }
 
@@ -146,7 +146,7 @@ int spec_format_tokens(const spec_grammar *g, const void *c, char *spec, size_t 
   if (!len) return -1;
   spec[0] = '\0';
   for (i = 0; i < g->n_keys; i++) {
-    if (!g->key_allowed(c, i)) continue;
+    if (!g->key_allowed(c, i) || (g->key_default && g->key_default(c, i))) continue;
     if (g->format_key(c, i, v, sizeof v < g->spec_max ? sizeof v : g->spec_max)) return -1;
     w = snprintf(spec + used, len - used, "%s%s=%s", used ? " " : "", g->key_name(i), v);
     if (w < 0 || (size_t)w >= len - used) return -1;

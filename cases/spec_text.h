@@ -35,12 +35,20 @@ typedef struct spec_grammar {
   int (*parse_family)(void *c, const char *value);       /* sets the family; 0 or -1 */
   const char *(*family_name)(const void *c);
   int (*format_key)(const void *c, int key, char *out, size_t len); /* the key's value text; 0 or -1 */
+  /*
+  ** Optional keys (NULL: every allowed key is required): 1 when `key` may be
+  ** left out and c holds its default.  Parsing then does not require it and
+  ** the canonical text leaves it out, so a key added later (e.g. csa4's
+  ** mag=) keeps every older spec's bytes and id.  The key's own parser must
+  ** refuse the default's text, so each case still has one canonical text.
+  */
+  int (*key_default)(const void *c, int key);
 } spec_grammar;
 
 /*
 ** Parses spec's tokens into c: the family token first (it decides which keys
 ** belong), then every token once, then checks that every key of the family
-** was given.  Strict: a malformed, unknown, foreign, repeated or bad token
+** was given (or is optional and left at its default).  Strict: a malformed, unknown, foreign, repeated or bad token
 ** fails with a message quoting it, and a missing key with its name.
 ** 0, or -1 with err set.
 */
@@ -48,7 +56,7 @@ int spec_parse_tokens(const spec_grammar *g, const char *spec, void *c, char *er
 
 /*
 ** The canonical spec of c: "key=value" for every key of c's family, in key
-** order, joined by single spaces.  The caller checks that c's family is one
+** order, joined by single spaces; an optional key at its default is left out.  The caller checks that c's family is one
 ** the grammar knows.  0, or -1 when a value or the whole does not fit.
 */
 int spec_format_tokens(const spec_grammar *g, const void *c, char *spec, size_t len);

@@ -33,18 +33,19 @@ static struct kernel_source planted;
 static char plant_error[256], plant_description[320];
 static pthread_once_t plant_once = PTHREAD_ONCE_INIT;
 
-static void plant_fail(const char *spec, const char *why) {
+static int plant_fail(const char *spec, const char *why) {
   snprintf(plant_error, sizeof plant_error, "BITGATE_PLANT='%.120s': %s", spec, why);
+  return -1;
 }
 
-static void plant_apply(void) {
+static int plant_try(void) {
   const char *spec = getenv("BITGATE_PLANT"), *colon, *arrow, *at;
   const struct kernel_source *src = NULL;
   char file[128];
   size_t old_len, new_len, head;
   char *text;
   int i;
-  if (!spec || !*spec) return;
+  if (!spec || !*spec) return 0;
   colon = strchr(spec, ':');
   arrow = colon ? strstr(colon + 1, "=>") : NULL;
   if (!colon || !arrow || arrow == colon + 1 || (size_t)(colon - spec) >= sizeof file)
@@ -67,7 +68,10 @@ static void plant_apply(void) {
   planted.size = src->size - old_len + new_len;
   snprintf(plant_description, sizeof plant_description, "planted bug in %s: '%.*s' => '%.120s'", file,
            (int)(old_len < 120 ? old_len : 120), colon + 1, arrow + 2);
+  return 0;
 }
+
+static void plant_apply(void) { (void)plant_try(); }
 
 const char *kernel_plant_error(void) {
   pthread_once(&plant_once, plant_apply);

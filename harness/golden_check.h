@@ -41,8 +41,15 @@ typedef struct golden_finding {
   char stage[64], why[384];
 } golden_finding;
 
+typedef struct golden_pending golden_pending; /* a payload queued for the store (golden_check.c) */
+
 typedef struct golden_check {
   struct store *golden;
+  char case_id[96]; /* the case between begin_case and end_case */
+  golden_pending *pending;
+  long long n_pending, cap_pending;
+  size_t pending_bytes;
+  int threads; /* compression workers */
   char path[4096];
   golden_finding first[2];
   int store_failed; /* a store error in this case (not corruption) */

@@ -90,7 +90,7 @@ static int build_case_index(golden_digests *d, long long first_line, char *why, 
     d->cases[d->n_cases].count = 1;
     d->n_cases++;
   }
-  qsort(d->cases, (size_t)d->n_cases, sizeof *d->cases, case_index_order);
+  if (d->n_cases > 0) qsort(d->cases, (size_t)d->n_cases, sizeof *d->cases, case_index_order); /* NULL when empty */
   for (i = 1; i < d->n_cases; i++)
     if (!strcmp(d->cases[i].case_id, d->cases[i - 1].case_id))
       return snprintf(why, len, "%lld: case %s appears again (first at line %lld); each case's entries go together",

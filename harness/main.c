@@ -18,9 +18,11 @@ static const struct command {
 } commands[] = {
     {"run", cmd_run, "run a suite: oracle against device, every lane, results into SQLite"},
     {"nightly", cmd_nightly, "run a suite and hold every stage payload to the golden store; write a report"},
+    {"report", cmd_report, "render a run of the results database: html, junit, md or json"},
     {"list", cmd_list, "list the case ids of a suite"},
     {"show", cmd_show, "print a case's spec and where it comes from"},
     {"repro", cmd_repro, "rerun one case by id; print 'identical' or the first mismatch"},
+    {"shrink", cmd_shrink, "shrink a failing case, keeping its signature; append it to corpus/regressions"},
     {"golden", cmd_golden, "re-pin the frozen oracle's digests after a version bump (with a reason)"},
     {"bench", cmd_bench, "time the kernels against the oracle (figures, never a verdict)"},
     {"numerics", cmd_numerics, "prove the frozen numerics correctly rounded (MPFR, GPU)"},

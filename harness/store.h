@@ -138,6 +138,25 @@ int store_golden_put(store *s, const char *case_id, int step, const char *stage,
                      const char *dtype, const char *shape, const void *data, size_t n,
                      const char *digest, long long run_id);
 
+/* One payload of store_golden_put_many: store_golden_put's arguments. */
+typedef struct store_golden_item {
+  const char *case_id;
+  int step;
+  const char *stage, *tensor, *source;
+  int oracle_version;
+  const char *dtype, *shape;
+  const void *data;
+  size_t n;
+  const char *digest;
+  long long run_id;
+} store_golden_item;
+
+/*
+** store_golden_put for n payloads: compressed on `threads` workers, then
+** written in one transaction (every item, or none on an error).
+*/
+int store_golden_put_many(store *s, const store_golden_item *items, int n, int threads);
+
 /* Reads and decompresses; *data is malloc'd, caller frees. Returns 0, or 1 when absent, or -1 on error. */
 int store_golden_get(store *s, const char *case_id, int step, const char *stage,
                      const char *tensor, const char *source, int oracle_version, void **data,

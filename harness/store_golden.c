@@ -9,6 +9,7 @@
 ** identity: equal digests mean equal payloads.
 */
 #include "harness/store.h"
+#include "harness/parallel.h"
 
 #include <sqlite3.h>
 #include <stdint.h>
@@ -66,35 +67,41 @@ static int store_golden_prepare(store *s, const char *zSql, const store_golden_k
   return rc;
 }
 
-/*
-** Compresses n bytes of data into a malloc'd *pOut of *pnOut bytes.  Returns
-** 0, or -1 with a message.  n == 0 is valid: zlib still writes a stream.
-*/
-static int store_golden_compress(store *s, const void *data, size_t n, unsigned char **pOut,
-                                 size_t *pnOut) {
+/* Compresses n bytes of data into a malloc'd *pOut of *pnOut bytes; 0, or a zlib code / -1. */
+static int golden_deflate(const void *data, size_t n, unsigned char **pOut, size_t *pnOut) {
   static const unsigned char empty[1];
   uLongf nOut;
   int zrc;
   *pOut = NULL;
-  if ((uLong)n != n) return store_fail(s, "golden payload of %zu bytes is too large", n);
+  if ((uLong)n != n) return -1;
   nOut = compressBound((uLong)n);
-  *pOut = malloc(nOut);
-  if (!*pOut) return store_fail(s, "out of memory compressing %zu bytes", n);
+  if (!(*pOut = malloc(nOut))) return -1;
   zrc = compress2(*pOut, &nOut, data ? data : empty, (uLong)n, Z_BEST_COMPRESSION);
-  if (zrc != Z_OK) return store_fail(s, "zlib compress2 failed (%d)", zrc);
+  if (zrc != Z_OK) return zrc;
   *pnOut = nOut;
   return 0;
 }
 
+/* One batch being written: the items and their zlib streams. */
+typedef struct golden_batch {
+  const store_golden_item *items;
+  unsigned char **blobs;
+  size_t *sizes;
+  int *zrc;
+} golden_batch;
+
+static void golden_deflate_one(void *ctx, long long i, int thread) {
+  golden_batch *b = ctx;
+  (void)thread;
+  b->zrc[i] = golden_deflate(b->items[i].data, b->items[i].n, &b->blobs[i], &b->sizes[i]);
+}
+
 /*
-** Inserts; or, when the key exists, keeps an equal payload, replaces a
-** different device payload, and refuses a different oracle payload.  The
-** decision and the write happen under one write transaction.
+** Writes one compressed item inside the caller's transaction: inserts it;
+** or, when the key exists, keeps an equal payload, replaces a different
+** device payload, and refuses a different oracle payload.
 */
-int store_golden_put(store *s, const char *case_id, int step, const char *stage,
-                     const char *tensor, const char *source, int oracle_version,
-                     const char *dtype, const char *shape, const void *data, size_t n,
-                     const char *digest, long long run_id) {
+static int golden_write_one(store *s, const store_golden_item *it, const unsigned char *zBlob, size_t nBlob) {
   static const char zInsert[] =
     "INSERT INTO golden_payloads (case_id, step, stage, tensor, source, oracle_version,"
     " dtype, shape, raw_bytes, digest, payload, created_run_id)"
@@ -103,41 +110,77 @@ int store_golden_put(store *s, const char *case_id, int step, const char *stage,
   static const char zReplace[] =
     "UPDATE golden_payloads SET dtype = ?7, shape = ?8, raw_bytes = ?9, digest = ?10,"
     " payload = ?11, created_run_id = ?12 WHERE " STORE_GOLDEN_KEY;
-  const store_golden_key k = {case_id, step, stage, tensor, source, oracle_version};
-  store_golden_row r = {dtype, shape, digest, n, NULL, 0, run_id};
-  unsigned char *zBlob = NULL;
+  const store_golden_key k = {it->case_id, it->step, it->stage, it->tensor, it->source, it->oracle_version};
+  const store_golden_row r = {it->dtype, it->shape, it->digest, it->n, zBlob, nBlob, it->run_id};
   sqlite3_stmt *st = NULL;
-  const char *zStored = NULL;
-  int rc = store_golden_compress(s, data, n, &zBlob, &r.nBlob);
-  r.zBlob = zBlob;
-  if (!rc) rc = store_tx_begin(s);
-  if (!rc) rc = store_golden_prepare(s, zInsert, &k, &r, &st);
+  const char *zStored;
+  int rc = store_golden_prepare(s, zInsert, &k, &r, &st);
   if (!rc) rc = store_step_done(st);
   if (rc || sqlite3_changes(store_sqlite(s)) == 1) goto cleanup; /* error, or new */
-
   sqlite3_finalize(st); /* the key exists: compare digests */
   rc = store_golden_prepare(s, zSelect, &k, NULL, &st);
   if (!rc && (rc = sqlite3_step(st)) == SQLITE_ROW) rc = SQLITE_OK;
   if (rc) goto cleanup;
   zStored = (const char *)sqlite3_column_text(st, 0);
-  if (digest && strcmp(zStored, digest) == 0) goto cleanup; /* the same payload again */
-  if (!source || strcmp(source, "device") != 0) {
+  if (it->digest && strcmp(zStored, it->digest) == 0) goto cleanup; /* the same payload again */
+  if (!it->source || strcmp(it->source, "device") != 0) {
     rc = store_fail(s, "golden %s step %d %s/%s (%s, oracle v%d) is stored with digest %s; "
-                    "refusing to replace it with %s", case_id, step, stage, tensor,
-                    source ? source : "(null)", oracle_version, zStored,
-                    digest ? digest : "(null)");
+                    "refusing to replace it with %s", it->case_id, it->step, it->stage, it->tensor,
+                    it->source ? it->source : "(null)", it->oracle_version, zStored,
+                    it->digest ? it->digest : "(null)");
     goto cleanup;
   }
   sqlite3_finalize(st); /* a newer device capture replaces the older */
   rc = store_golden_prepare(s, zReplace, &k, &r, &st);
   if (!rc) rc = store_step_done(st);
 cleanup:
+  sqlite3_finalize(st);
+  return rc;
+}
+
+/*
+** Compression is the slow part of pinning (level 9 keeps the gate's goldens
+** small), so the batch is compressed on `threads` workers first; the writes
+** then go in one transaction, all or none.
+*/
+int store_golden_put_many(store *s, const store_golden_item *items, int n, int threads) {
+  golden_batch b = {items, calloc((size_t)n + 1, sizeof *b.blobs), calloc((size_t)n + 1, sizeof *b.sizes),
+                    calloc((size_t)n + 1, sizeof *b.zrc)};
+  int i, rc = 0;
+  if (!b.blobs || !b.sizes || !b.zrc) {
+    rc = store_fail(s, "out of memory compressing %d golden payloads", n);
+    goto cleanup;
+  }
+  if (threads < 1 || n < 2) threads = 1;
+  if (threads > n) threads = n;
+  if (threads == 1 || parallel_for(n, threads, golden_deflate_one, &b, NULL) != 0)
+    for (i = 0; i < n; i++) golden_deflate_one(&b, i, 0);
+  for (i = 0; i < n; i++)
+    if (b.zrc[i]) {
+      rc = store_fail(s, "golden %s step %d %s: zlib compression of %zu bytes failed (%d)", items[i].case_id,
+                      items[i].step, items[i].stage, items[i].n, b.zrc[i]);
+      goto cleanup;
+    }
+  rc = store_tx_begin(s);
+  for (i = 0; !rc && i < n; i++) rc = golden_write_one(s, &items[i], b.blobs[i], b.sizes[i]);
   if (!rc) rc = store_tx_commit(s);
   if (rc > 0) store_fail_sqlite(s, rc, "cannot store golden payload");
-  sqlite3_finalize(st);
   if (rc) store_tx_rollback(s);
-  free(zBlob);
+cleanup:
+  for (i = 0; b.blobs && i < n; i++) free(b.blobs[i]);
+  free(b.blobs);
+  free(b.sizes);
+  free(b.zrc);
   return rc;
+}
+
+int store_golden_put(store *s, const char *case_id, int step, const char *stage,
+                     const char *tensor, const char *source, int oracle_version,
+                     const char *dtype, const char *shape, const void *data, size_t n,
+                     const char *digest, long long run_id) {
+  const store_golden_item it = {case_id, step, stage, tensor, source, oracle_version, dtype, shape, data, n,
+                                digest, run_id};
+  return store_golden_put_many(s, &it, 1, 1);
 }
 
 /* Decompresses into exactly raw_bytes bytes; anything else is corruption. */

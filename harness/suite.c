@@ -22,21 +22,16 @@ static int suite_push(suite *s, const char *line) {
   return 0;
 }
 
-int suite_load(const char *dir, const char *name, suite *out, char *err, size_t err_len) {
-  char path[4096], *line = NULL;
+/* Appends the specs of the file at path to out; 1 when it does not exist, 0, or -1 (err set). */
+static int suite_read_file(const char *path, suite *out, char *err, size_t err_len) {
+  char *line = NULL;
   size_t cap = 0;
   ssize_t len;
   FILE *f;
   int rc = 0;
-  out->specs = NULL;
-  out->count = 0;
-  if (!*name || strchr(name, '/')) {
-    snprintf(err, err_len, "suite name '%s' is not a plain name", name);
-    return -1;
-  }
-  snprintf(path, sizeof path, "%s/%s.suite", dir, name);
   if (!(f = fopen(path, "r"))) {
-    snprintf(err, err_len, "cannot read suite '%s' at %s: %s", name, path, strerror(errno));
+    if (errno == ENOENT) return 1;
+    snprintf(err, err_len, "cannot read %s: %s", path, strerror(errno));
     return -1;
   }
   while ((len = getline(&line, &cap, f)) >= 0) {
@@ -51,8 +46,27 @@ int suite_load(const char *dir, const char *name, suite *out, char *err, size_t 
   }
   free(line);
   fclose(f);
-  if (rc) suite_free(out);
   return rc;
+}
+
+int suite_load(const char *dir, const char *name, suite *out, char *err, size_t err_len) {
+  char path[4096];
+  int rc;
+  out->specs = NULL;
+  out->count = 0;
+  if (!*name || strchr(name, '/')) {
+    snprintf(err, err_len, "suite name '%s' is not a plain name", name);
+    return -1;
+  }
+  snprintf(path, sizeof path, "%s/%s.suite", dir, name);
+  if ((rc = suite_read_file(path, out, err, err_len)) == 1)
+    snprintf(err, err_len, "cannot read suite '%s' at %s: %s", name, path, strerror(ENOENT));
+  if (rc == 0 && !strcmp(name, "gate")) { /* shrunk regressions join gate (bitgate shrink) */
+    snprintf(path, sizeof path, "%s/%s", dir, SUITE_REGRESSIONS);
+    rc = suite_read_file(path, out, err, err_len) < 0 ? -1 : 0;
+  }
+  if (rc) suite_free(out);
+  return rc ? -1 : 0;
 }
 
 void suite_free(suite *s) {

@@ -363,3 +363,17 @@ Test(golden, pin_needs_a_reason_and_a_version_bump_and_logs_changes) {
   cr_expect(strstr(o->err, "no longer matches its pinned digest") && strstr(o->err, "oracle_version.h"), "%s",
             o->err);
 }
+
+Test(golden, a_digests_file_without_entries_reads_as_empty) {
+  /* UBSan found qsort called with NULL when a file pinned no case (a new suite, or shrink's first regression). */
+  static const char text[] = "bitgate-digests 1\noracle 1\nnumerics 1\nalgorithm xxh3-128\nsuite gate\nentries 0\n";
+  golden_digests d;
+  char path[512], err[512];
+  long long count = -1;
+  write_text("empty.digests", text, sizeof text - 1);
+  snprintf(path, sizeof path, "%s/empty.digests", tmp);
+  cr_assert_eq(golden_digests_read(path, 0, "gate", &d, err, sizeof err), 0, "%s", err);
+  cr_expect_eq(d.n, 0);
+  cr_expect_null(golden_digests_find_case(&d, "is.valid.00000001", &count));
+  golden_digests_free(&d);
+}

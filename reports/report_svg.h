@@ -1,0 +1,23 @@
+/*
+** report_svg.h: inline SVG charts for the HTML report.  No script, no
+** external font or stylesheet: the page must render the same offline and in
+** a CI artifact viewer.
+*/
+#ifndef REPORT_SVG_H
+#define REPORT_SVG_H
+
+#include <stdio.h>
+
+typedef struct report_bar {
+  const char *label;
+  long long value;
+} report_bar;
+
+/*
+** A horizontal bar chart, one row per bar, labels on the left and the value
+** after each bar; bars scale to the largest value.  title becomes the
+** chart's accessible name (<title>); labels are escaped.
+*/
+void report_svg_bars(FILE *out, const char *title, const report_bar *bars, int n);
+
+#endif
