@@ -37,22 +37,29 @@ static const char *const is_kernel_names[IS_K_COUNT] = {
     [IS_K_ROWS] = IS_KERNEL_ROWS,
 };
 
+/* Device addresses of one execute's tensors and scratch. */
+typedef struct is_buffers {
+  const void *query, *key, *value, *past_key, *past_value, *indices, *bias;
+  void *y, *present_key, *present_value;
+  float *scores, *score_trace; /* score_trace: NULL unless tracing */
+  long long *status;               /* IS_STATUS_WORDS per index row */
+  long long *valid_len, *write_pos; /* capacity mode: the "frontier" slot's halves */
+} is_buffers;
+
+/* What one call runs: the whole operator, or one stage of it for localisation. */
+typedef enum is_part { IS_PART_ALL, IS_PART_PRESENT, IS_PART_ROWS } is_part;
+
 struct device_index_share {
   device_runtime *rt;
   index_share_attrs attrs;
   device_pool *pool;
   void *kernels[IS_K_COUNT];
-  int warmed;
+  int warmed, trace;
+  /* the last eager call, for device_index_share_stage_copy */
+  index_share_dims last_dims;
+  is_buffers last;
+  unsigned last_stages; /* bit s: stage s of that call is readable */
 };
-
-/* Device addresses of one execute's tensors and scratch. */
-typedef struct is_buffers {
-  const void *query, *key, *value, *past_key, *past_value, *indices, *bias;
-  void *y, *present_key, *present_value;
-  float *scores;
-  long long *status;               /* IS_STATUS_WORDS per index row */
-  long long *valid_len, *write_pos; /* capacity mode: the "frontier" slot's halves */
-} is_buffers;
 
 /* Records a device failure in err and returns DEVICE_IS_FAILED. */
 static int is_failed(device_index_share *k, op_error *err, const char *what) {
@@ -193,6 +200,10 @@ static int is_prepare(device_index_share *k, const index_share_dims *d,
   }
   if (is_slot(k, "scores", scores_bytes, &p)) return is_failed(k, err, "scratch");
   b->scores = p;
+  if (k->trace) {
+    if (is_slot(k, "score_trace", scores_bytes, &p)) return is_failed(k, err, "scratch");
+    b->score_trace = p;
+  }
   if (is_slot(k, "row_status", status_bytes, &p)) return is_failed(k, err, "scratch");
   b->status = p;
   if (d->capacity_mode) {
@@ -278,7 +289,7 @@ static int is_launch_rows(device_index_share *k, const index_share_dims *d,
   int storage = is_storage(d->dt);
   long long bd0 = d->bias_dims[0], bd1 = d->bias_dims[1], bd2 = d->bias_dims[2];
   long long bd3 = d->bias_dims[3];
-  float *scores = b->scores;
+  float *scores = b->scores, *score_trace = b->score_trace;
   void *y = b->y;
   long long batch = d->batch, q_heads = d->q_heads, kv_heads = d->kv_heads, group = d->group;
   long long q_seq = d->q_seq, cache_seq = d->cache_seq, head_size = d->head_size;
@@ -286,8 +297,9 @@ static int is_launch_rows(device_index_share *k, const index_share_dims *d,
   float sqrt_scale = d->sqrt_scale;
   void *args[] = {&query,   &present_key, &present_value, &indices,     &index_is_i64, &bias,
                   &has_bias, &bd0,        &bd1,           &bd2,         &bd3,          &scores,
-                  &y,       &storage,     &batch,         &q_heads,     &kv_heads,     &group,
-                  &q_seq,   &cache_seq,   &head_size,     &index_heads, &width,        &sqrt_scale};
+                  &score_trace, &y,       &storage,       &batch,       &q_heads,      &kv_heads,
+                  &group,   &q_seq,       &cache_seq,     &head_size,   &index_heads,  &width,
+                  &sqrt_scale};
   long long rows = batch * q_heads * q_seq;
   if (rows == 0) return 0;
   return is_launch(k, IS_K_ROWS, rows > (long long)IS_MAX_GRID ? IS_MAX_GRID : (unsigned long long)rows,
@@ -350,40 +362,83 @@ static int is_report_first_bad_row(device_index_share *k, const index_share_dims
   return DEVICE_IS_OK;
 }
 
-/* The launches after the metadata passed the contract. */
+/* Writes the host's present K and V (the oracle's payloads) into the present buffers. */
+static int is_feed_present(device_index_share *k, const index_share_dims *d, const is_buffers *b,
+                           const tensor *const *feed, op_error *err) {
+  void *dst[2] = {b->present_key, b->present_value};
+  size_t bytes;
+  int i;
+  if (is_bytes(d->batch * d->kv_heads, d->cache_seq, d->head_size, dtype_size(d->dt), &bytes))
+    bytes = 0; /* is_prepare already refused an overflow */
+  for (i = 0; i < 2; i++) {
+    if (!feed || !feed[i] || feed[i]->dt != d->dt || tensor_bytes(feed[i]) != bytes ||
+        (bytes && !feed[i]->data)) {
+      op_error_clear(err);
+      snprintf(err->message, sizeof err->message,
+               "IndexShare device: the fed present %s is not %s of %zu bytes", i ? "value" : "key",
+               dtype_name(d->dt), bytes);
+      return DEVICE_IS_FAILED;
+    }
+    if (device_runtime_copy_to_device(k->rt, dst[i], feed[i]->data, bytes))
+      return is_failed(k, err, "writing the fed present");
+  }
+  return DEVICE_IS_OK;
+}
+
+#define IS_STAGE_BIT(s) (1u << (s))
+#define IS_STAGES_PRESENT \
+  (IS_STAGE_BIT(DEVICE_IS_STAGE_PRESENT_KEY) | IS_STAGE_BIT(DEVICE_IS_STAGE_PRESENT_VALUE))
+
+/*
+** The launches after the metadata passed the contract.  part selects the
+** whole operator or one stage (index_share_device.h, "Stage runs"); feed is
+** the host present a rows-only run starts from.
+*/
 static int is_run(device_index_share *k, const index_share_dims *d,
-                  const device_tensor *const *inputs, device_tensor *const *outputs,
-                  op_error *err) {
+                  const device_tensor *const *inputs, device_tensor *const *outputs, is_part part,
+                  const tensor *const *feed, op_error *err) {
   int capturing = device_runtime_is_capturing(k->rt);
   unsigned *latch = capturing ? device_runtime_latch_ptr(k->rt) : NULL;
   is_buffers b;
   int rc;
-  if (capturing && !k->warmed) {
+  if (capturing && (!k->warmed || part != IS_PART_ALL)) {
     op_error_clear(err);
-    device_index_share_capture_ready(k, err->message, sizeof err->message);
+    if (part != IS_PART_ALL)
+      snprintf(err->message, sizeof err->message, "IndexShare device: a stage run cannot be captured");
+    else
+      device_index_share_capture_ready(k, err->message, sizeof err->message);
     return DEVICE_IS_FAILED;
   }
+  k->last_stages = 0;
   rc = is_prepare(k, d, inputs, outputs, &b, err);
   if (rc) return rc;
-  if (d->capacity_mode && is_launch_frontier(k, d, &b)) return is_failed(k, err, "");
-  if (is_launch_validate(k, d, &b, latch)) return is_failed(k, err, "");
-  if (!capturing) {
-    rc = is_report_first_bad_row(k, d, &b, err);
-    if (rc) return rc;
-  }
-  if (is_launch_present(k, d, &b, b.past_key, b.key, b.present_key) ||
-      is_launch_present(k, d, &b, b.past_value, b.value, b.present_value) ||
-      is_launch_rows(k, d, &b))
+  if (part != IS_PART_ROWS && d->capacity_mode && is_launch_frontier(k, d, &b))
     return is_failed(k, err, "");
+  if (part == IS_PART_ALL) {
+    if (is_launch_validate(k, d, &b, latch)) return is_failed(k, err, "");
+    if (!capturing && (rc = is_report_first_bad_row(k, d, &b, err)) != 0) return rc;
+  }
+  if (part == IS_PART_ROWS) {
+    if ((rc = is_feed_present(k, d, &b, feed, err)) != 0) return rc;
+  } else if (is_launch_present(k, d, &b, b.past_key, b.key, b.present_key) ||
+             is_launch_present(k, d, &b, b.past_value, b.value, b.present_value)) {
+    return is_failed(k, err, "");
+  }
+  if (part != IS_PART_PRESENT && is_launch_rows(k, d, &b)) return is_failed(k, err, "");
   if (capturing) return DEVICE_IS_OK;
   if (device_runtime_sync(k->rt)) return is_failed(k, err, "IndexShare kernels");
-  k->warmed = 1;
+  if (part == IS_PART_ALL) k->warmed = 1;
+  k->last_dims = *d;
+  k->last = b;
+  k->last_stages = part == IS_PART_PRESENT ? IS_STAGES_PRESENT : (1u << DEVICE_IS_STAGE_COUNT) - 1u;
+  if (!b.score_trace) k->last_stages &= ~IS_STAGE_BIT(DEVICE_IS_STAGE_SCORES);
   return DEVICE_IS_OK;
 }
 
-int device_index_share_execute(device_index_share *k, const device_tensor *const *inputs,
-                               int n_inputs, device_tensor *const *outputs, int n_outputs,
-                               op_error *err) {
+/* The contract on the tensors' metadata (the oracle's), then is_run. */
+static int is_execute(device_index_share *k, const device_tensor *const *inputs, int n_inputs,
+                      device_tensor *const *outputs, int n_outputs, is_part part,
+                      const tensor *const *feed, op_error *err) {
   const tensor **in_meta, **out_meta;
   index_share_dims d;
   int i, rc;
@@ -403,9 +458,122 @@ int device_index_share_execute(device_index_share *k, const device_tensor *const
     goto done;
   }
   rc = is_check_pointers(inputs, n_inputs, outputs, n_outputs, err);
-  if (!rc) rc = is_run(k, &d, inputs, outputs, err);
+  if (!rc) rc = is_run(k, &d, inputs, outputs, part, feed, err);
 done:
   free(in_meta);
   free(out_meta);
+  return rc;
+}
+
+int device_index_share_execute(device_index_share *k, const device_tensor *const *inputs,
+                               int n_inputs, device_tensor *const *outputs, int n_outputs,
+                               op_error *err) {
+  return is_execute(k, inputs, n_inputs, outputs, n_outputs, IS_PART_ALL, NULL, err);
+}
+
+/* ---- stage payloads and stage runs (debug mode) ----------------------------------- */
+
+static const char *const is_stage_names[DEVICE_IS_STAGE_COUNT] = {
+    [DEVICE_IS_STAGE_PRESENT_KEY] = "PresentKey", [DEVICE_IS_STAGE_PRESENT_VALUE] = "PresentValue",
+    [DEVICE_IS_STAGE_SCORES] = "Scores",          [DEVICE_IS_STAGE_PROBABILITIES] = "Probabilities",
+    [DEVICE_IS_STAGE_Y] = "Y",
+};
+
+const char *device_index_share_stage_name(int stage) {
+  return stage >= 0 && stage < DEVICE_IS_STAGE_COUNT ? is_stage_names[stage] : "?";
+}
+
+void device_index_share_set_trace(device_index_share *k, int on) { k->trace = on != 0; }
+
+int device_index_share_run_present(device_index_share *k, const device_tensor *const *inputs,
+                                   int n_inputs, device_tensor *const *outputs, int n_outputs,
+                                   op_error *err) {
+  return is_execute(k, inputs, n_inputs, outputs, n_outputs, IS_PART_PRESENT, NULL, err);
+}
+
+int device_index_share_run_rows(device_index_share *k, const device_tensor *const *inputs,
+                                int n_inputs, device_tensor *const *outputs, int n_outputs,
+                                const tensor *present_key, const tensor *present_value,
+                                op_error *err) {
+  const tensor *feed[2] = {present_key, present_value};
+  return is_execute(k, inputs, n_inputs, outputs, n_outputs, IS_PART_ROWS, feed, err);
+}
+
+void device_index_share_payload_mask(tensor *rows, const tensor *indices, long long cache_seq) {
+  const long long batch = rows->shape[0], heads = rows->shape[1], q_seq = rows->shape[2];
+  const long long width = rows->shape[3], index_heads = indices->shape[1];
+  float *p = rows->data;
+  long long b, h, q, s;
+  for (b = 0; b < batch; b++)
+    for (h = 0; h < heads; h++)
+      for (q = 0; q < q_seq; q++) {
+        const long long irow = ((b * index_heads + (index_heads == 1 ? 0 : h)) * q_seq + q) * width;
+        float *row = p + ((b * heads + h) * q_seq + q) * width;
+        long long valid = 0;
+        while (cache_seq > 0 && valid < width && tensor_load_index(indices, irow + valid) != -1)
+          valid++;
+        for (s = valid; s < width; s++) row[s] = 0.0f;
+      }
+}
+
+/* The payload's shape and its device address in the last call. */
+static const void *is_stage_source(const device_index_share *k, int stage, tensor *meta) {
+  const index_share_dims *d = &k->last_dims;
+  const int rows_payload = stage == DEVICE_IS_STAGE_SCORES || stage == DEVICE_IS_STAGE_PROBABILITIES;
+  memset(meta, 0, sizeof *meta);
+  meta->rank = 4;
+  meta->dt = rows_payload ? DTYPE_F32 : d->dt;
+  meta->shape[0] = d->batch;
+  meta->shape[1] = stage <= DEVICE_IS_STAGE_PRESENT_VALUE ? d->kv_heads : d->q_heads;
+  meta->shape[2] = stage <= DEVICE_IS_STAGE_PRESENT_VALUE ? d->cache_seq : d->q_seq;
+  meta->shape[3] = rows_payload ? d->selected_width : d->head_size;
+  switch (stage) {
+  case DEVICE_IS_STAGE_PRESENT_KEY: return k->last.present_key;
+  case DEVICE_IS_STAGE_PRESENT_VALUE: return k->last.present_value;
+  case DEVICE_IS_STAGE_SCORES: return k->last.score_trace;
+  case DEVICE_IS_STAGE_PROBABILITIES: return k->last.scores; /* the scratch row ends as probs */
+  default: return k->last.y;
+  }
+}
+
+int device_index_share_stage_copy(device_index_share *k, int stage, tensor *out, char *err,
+                                  size_t err_len) {
+  tensor indices;
+  const void *src;
+  int rc = -1;
+  memset(out, 0, sizeof *out);
+  memset(&indices, 0, sizeof indices);
+  if (stage < 0 || stage >= DEVICE_IS_STAGE_COUNT || !(k->last_stages & IS_STAGE_BIT(stage))) {
+    snprintf(err, err_len, "stage %s was not computed by the last eager call%s",
+             device_index_share_stage_name(stage),
+             stage == DEVICE_IS_STAGE_SCORES && !k->trace ? " (Scores needs the trace on)" : "");
+    return -1;
+  }
+  src = is_stage_source(k, stage, out);
+  if (tensor_alloc(out) != 0) {
+    snprintf(err, err_len, "out of memory for stage %s", device_index_share_stage_name(stage));
+    goto done;
+  }
+  if (tensor_bytes(out) && device_runtime_copy_to_host(k->rt, out->data, src, tensor_bytes(out))) {
+    snprintf(err, err_len, "stage %s: %s", device_index_share_stage_name(stage), device_runtime_error(k->rt));
+    goto done;
+  }
+  rc = 0;
+  if (stage != DEVICE_IS_STAGE_SCORES && stage != DEVICE_IS_STAGE_PROBABILITIES) goto done;
+  indices.dt = k->last_dims.index_dt;
+  indices.rank = 4;
+  indices.shape[0] = k->last_dims.batch, indices.shape[1] = k->last_dims.index_heads;
+  indices.shape[2] = k->last_dims.q_seq, indices.shape[3] = k->last_dims.selected_width;
+  if (tensor_alloc(&indices) != 0 ||
+      device_runtime_copy_to_host(k->rt, indices.data, k->last.indices, tensor_bytes(&indices))) {
+    snprintf(err, err_len, "stage %s: reading the indices: %s", device_index_share_stage_name(stage),
+             device_runtime_error(k->rt));
+    rc = -1;
+    goto done;
+  }
+  device_index_share_payload_mask(out, &indices, k->last_dims.cache_seq);
+done:
+  if (rc) tensor_free(out);
+  tensor_free(&indices);
   return rc;
 }

@@ -32,7 +32,8 @@
 ** mode), and "present_key"/"present_value" when there is only one output.
 ** Capture is refused until an eager pass succeeded (capture_ready), which is
 ** what sized the pool; a capture with larger shapes than that pass fails,
-** naming the slot.
+** naming the slot.  With the trace on (set_trace) there is one more slot,
+** "score_trace" [rows, K] f32; set it before the eager pass a capture follows.
 */
 #ifndef DEVICE_INDEX_SHARE_DEVICE_H
 #define DEVICE_INDEX_SHARE_DEVICE_H
@@ -98,6 +99,77 @@ int device_index_share_scratch_check(device_index_share *k, char *report, size_t
 
 /* Fills every scratch slot's payload with byte (e.g. DEVICE_JUNK_BYTE); 0 or nonzero. */
 int device_index_share_scratch_fill(device_index_share *k, int byte);
+
+/*
+** ---- Stage payloads (golden boundaries; debug mode) ----
+** IndexShare's stage boundaries, in pipeline order, each one tensor shaped
+** exactly as the oracle's payload (harness/run_index_share.c):
+**   PresentKey, PresentValue  [B, Nkv, cache_seq, H], the storage dtype (the
+**                             outputs, or the pooled present with one output);
+**   Scores, Probabilities     [B, N, Sq, K] f32: per row, the selected keys'
+**                             scores after the bias and their softmax;
+**   Y                         [B, N, Sq, H], the storage dtype.
+** Rule for the columns a row does not use (shared with the oracle's side,
+** device_index_share_payload_mask): columns at and after the row's first -1
+** (all of them when cache_seq is 0) are +0.  An all-masked row's
+** probabilities are +0, written so by the kernel as by the oracle.
+** Scores and Probabilities come out of the fused rows kernel, so a planted
+** difference inside it is localised to the first differing payload, not to
+** an instruction.
+*/
+enum device_index_share_stage {
+  DEVICE_IS_STAGE_PRESENT_KEY = 0,
+  DEVICE_IS_STAGE_PRESENT_VALUE,
+  DEVICE_IS_STAGE_SCORES,
+  DEVICE_IS_STAGE_PROBABILITIES,
+  DEVICE_IS_STAGE_Y,
+  DEVICE_IS_STAGE_COUNT
+};
+
+/* "PresentKey", "PresentValue", "Scores", "Probabilities", "Y"; "?" otherwise. */
+const char *device_index_share_stage_name(int stage);
+
+/*
+** Trace on: later executes also keep each row's raw scores in the pooled
+** "score_trace" slot, which the rows kernel otherwise overwrites with exps
+** (and Scores cannot be copied).  Off (the default) passes the kernel NULL:
+** the production launch, the one to capture.
+*/
+void device_index_share_set_trace(device_index_share *k, int on);
+
+/*
+** Downloads stage `stage` of the last successful eager call (execute or a
+** stage run; a graph replay does not count) into out, which is allocated
+** here with the payload's dtype and shape, unused columns set by the rule
+** above.  0, or -1 with err (e.g. the stage was not computed by that call,
+** or Scores without the trace); out is then empty.
+*/
+int device_index_share_stage_copy(device_index_share *k, int stage, tensor *out, char *err,
+                                  size_t err_len);
+
+/*
+** The payload rule on host data: rows [B, N, Sq, K] f32, indices [B, 1|N,
+** Sq, K]: every column at or after its index row's first -1, or every column
+** when cache_seq is 0, becomes +0.
+*/
+void device_index_share_payload_mask(tensor *rows, const tensor *indices, long long cache_seq);
+
+/*
+** Stage runs, for stage localisation: eager only, same arguments and
+** contract as execute, no index-row validation (the oracle accepted these
+** inputs).  run_present launches only the present builds (and the capacity
+** frontier they need); run_rows writes present_key / present_value (host,
+** the present's dtype and shape) into the present buffers and launches only
+** index_share_rows.  Returns enum device_index_share_rc; stage_copy then
+** reads their stages.
+*/
+int device_index_share_run_present(device_index_share *k, const device_tensor *const *inputs,
+                                   int n_inputs, device_tensor *const *outputs, int n_outputs,
+                                   op_error *err);
+int device_index_share_run_rows(device_index_share *k, const device_tensor *const *inputs,
+                                int n_inputs, device_tensor *const *outputs, int n_outputs,
+                                const tensor *present_key, const tensor *present_value,
+                                op_error *err);
 
 /* The instance's runtime, for its error message after a failure. */
 device_runtime *device_index_share_runtime(device_index_share *k);

@@ -21,7 +21,14 @@
 **   p_s     = e_s * inv;
 **   y[d]    = sum over s ascending from 0.0f of p_s * v_s[d], one thread per d.
 ** A row whose m is -inf (every score -inf or NaN, or no selection at all)
-** writes zeros.  Loads widen f16/bf16 with nx_*_to_f32; stores round with
+** writes zeros, and zeros as its probabilities (the oracle's trace does too).
+**
+** Stage payloads (golden boundaries): the scratch row ends holding the row's
+** probabilities; its raw scores are overwritten by the exps.  When the
+** launcher passes score_trace (its debug mode, never in production), each
+** score is also stored there as it is computed, so both payloads survive.
+** Columns past the row's selections are written by neither; the launcher
+** defines them (index_share_device.h).  Loads widen f16/bf16 with nx_*_to_f32; stores round with
 ** nx_*_from_f32.  The pinned NVRTC options (--fmad=false) keep every + and *
 ** a separately rounded add.rn/mul.rn; `bitgate audit` checks the PTX.
 **
@@ -272,12 +279,13 @@ static __device__ __forceinline__ long long is_key_at(const void *indices, long 
 ** there are more rows than blocks).  The row's selections are the columns of
 ** its index row (head qh, or 0 when index_heads is 1) before the first -1.
 ** K and V are the present [B, kv_heads, cache_seq, D], head qh / group.
-** scores is [B * N * Sq, width] f32 scratch: scores, then exps, then probs.
+** scores is [B * N * Sq, width] f32 scratch: scores, then exps, then probs;
+** score_trace (NULL: off) has the same layout and keeps the scores.
 */
 extern "C" __global__ void index_share_rows(
     const void *query, const void *present_key, const void *present_value, const void *indices,
     int index_is_i64, const void *bias, int has_bias, long long bd0, long long bd1, long long bd2,
-    long long bd3, float *scores, void *y, int storage, long long batch, long long q_heads,
+    long long bd3, float *scores, float *score_trace, void *y, int storage, long long batch, long long q_heads,
     long long kv_heads, long long group, long long q_seq, long long cache_seq,
     long long head_size, long long index_heads, long long width, float sqrt_scale) {
   __shared__ unsigned long long first_pad;
@@ -319,6 +327,7 @@ extern "C" __global__ void index_share_rows(
                         (is_load(present_key, koff + d, storage) * sqrt_scale);
       if (has_bias) acc = acc + is_bias_at(bias, storage, bd0, bd1, bd2, bd3, b, qh, qi, key);
       srow_p[s] = acc;
+      if (score_trace) score_trace[srow + s] = acc;
       m = nx_maxf(m, acc);
     }
     block_max[tid] = m;
@@ -331,6 +340,7 @@ extern "C" __global__ void index_share_rows(
     m = block_max[0];
 
     if (nx_f32_bits(m) == IS_NEG_INF_BITS) { /* every score masked (or none) */
+      for (s = tid; s < valid; s += nthreads) srow_p[s] = 0.0f; /* its probabilities */
       for (d = tid; d < head_size; d += nthreads) is_store(y, qoff + d, 0.0f, storage);
       __syncthreads();
       continue;
