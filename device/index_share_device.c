@@ -6,8 +6,13 @@
 ** contract in the oracle (index_share_validate).  Kernel arguments are
 ** passed as cudaLaunchKernel wants them: an array of pointers to variables of
 ** exactly the kernel's parameter types (long long, int, float, pointers).
+**
+** The stage API built on these launches (stage names, the score trace, the
+** stage runs, stage_copy, the payload rule) is in index_share_stages.c; the
+** instance and execute with a part are shared through index_share_internal.h.
 */
 #include "device/index_share_device.h"
+#include "device/index_share_internal.h"
 #include "device/kernels/index_share_abi.h"
 
 #include <stdint.h>
@@ -26,39 +31,12 @@ _Static_assert(IS_LATCH_INDEX_BIT == INDEX_SHARE_LATCH_BIT, "latch bit drifted")
 
 #define IS_MAX_GRID (1ull << 20) /* grid-stride / block-stride loops cover the rest */
 
-enum is_kernel_id { IS_K_FRONTIER, IS_K_PRESENT, IS_K_PRESENT_CAPACITY, IS_K_VALIDATE, IS_K_ROWS,
-                    IS_K_COUNT };
-
 static const char *const is_kernel_names[IS_K_COUNT] = {
     [IS_K_FRONTIER] = IS_KERNEL_FRONTIER,
     [IS_K_PRESENT] = IS_KERNEL_PRESENT,
     [IS_K_PRESENT_CAPACITY] = IS_KERNEL_PRESENT_CAPACITY,
     [IS_K_VALIDATE] = IS_KERNEL_VALIDATE,
     [IS_K_ROWS] = IS_KERNEL_ROWS,
-};
-
-/* Device addresses of one execute's tensors and scratch. */
-typedef struct is_buffers {
-  const void *query, *key, *value, *past_key, *past_value, *indices, *bias;
-  void *y, *present_key, *present_value;
-  float *scores, *score_trace; /* score_trace: NULL unless tracing */
-  long long *status;               /* IS_STATUS_WORDS per index row */
-  long long *valid_len, *write_pos; /* capacity mode: the "frontier" slot's halves */
-} is_buffers;
-
-/* What one call runs: the whole operator, or one stage of it for localisation. */
-typedef enum is_part { IS_PART_ALL, IS_PART_PRESENT, IS_PART_ROWS } is_part;
-
-struct device_index_share {
-  device_runtime *rt;
-  index_share_attrs attrs;
-  device_pool *pool;
-  void *kernels[IS_K_COUNT];
-  int warmed, trace;
-  /* the last eager call, for device_index_share_stage_copy */
-  index_share_dims last_dims;
-  is_buffers last;
-  unsigned last_stages; /* bit s: stage s of that call is readable */
 };
 
 /* Records a device failure in err and returns DEVICE_IS_FAILED. */
@@ -385,7 +363,6 @@ static int is_feed_present(device_index_share *k, const index_share_dims *d, con
   return DEVICE_IS_OK;
 }
 
-#define IS_STAGE_BIT(s) (1u << (s))
 #define IS_STAGES_PRESENT \
   (IS_STAGE_BIT(DEVICE_IS_STAGE_PRESENT_KEY) | IS_STAGE_BIT(DEVICE_IS_STAGE_PRESENT_VALUE))
 
@@ -435,10 +412,10 @@ static int is_run(device_index_share *k, const index_share_dims *d,
   return DEVICE_IS_OK;
 }
 
-/* The contract on the tensors' metadata (the oracle's), then is_run. */
-static int is_execute(device_index_share *k, const device_tensor *const *inputs, int n_inputs,
-                      device_tensor *const *outputs, int n_outputs, is_part part,
-                      const tensor *const *feed, op_error *err) {
+/* The contract on the tensors' metadata (the oracle's), then is_run (index_share_internal.h). */
+int index_share_device_execute_part(device_index_share *k, const device_tensor *const *inputs,
+                                    int n_inputs, device_tensor *const *outputs, int n_outputs,
+                                    is_part part, const tensor *const *feed, op_error *err) {
   const tensor **in_meta, **out_meta;
   index_share_dims d;
   int i, rc;
@@ -468,112 +445,6 @@ done:
 int device_index_share_execute(device_index_share *k, const device_tensor *const *inputs,
                                int n_inputs, device_tensor *const *outputs, int n_outputs,
                                op_error *err) {
-  return is_execute(k, inputs, n_inputs, outputs, n_outputs, IS_PART_ALL, NULL, err);
-}
-
-/* ---- stage payloads and stage runs (debug mode) ----------------------------------- */
-
-static const char *const is_stage_names[DEVICE_IS_STAGE_COUNT] = {
-    [DEVICE_IS_STAGE_PRESENT_KEY] = "PresentKey", [DEVICE_IS_STAGE_PRESENT_VALUE] = "PresentValue",
-    [DEVICE_IS_STAGE_SCORES] = "Scores",          [DEVICE_IS_STAGE_PROBABILITIES] = "Probabilities",
-    [DEVICE_IS_STAGE_Y] = "Y",
-};
-
-const char *device_index_share_stage_name(int stage) {
-  return stage >= 0 && stage < DEVICE_IS_STAGE_COUNT ? is_stage_names[stage] : "?";
-}
-
-void device_index_share_set_trace(device_index_share *k, int on) { k->trace = on != 0; }
-
-int device_index_share_run_present(device_index_share *k, const device_tensor *const *inputs,
-                                   int n_inputs, device_tensor *const *outputs, int n_outputs,
-                                   op_error *err) {
-  return is_execute(k, inputs, n_inputs, outputs, n_outputs, IS_PART_PRESENT, NULL, err);
-}
-
-int device_index_share_run_rows(device_index_share *k, const device_tensor *const *inputs,
-                                int n_inputs, device_tensor *const *outputs, int n_outputs,
-                                const tensor *present_key, const tensor *present_value,
-                                op_error *err) {
-  const tensor *feed[2] = {present_key, present_value};
-  return is_execute(k, inputs, n_inputs, outputs, n_outputs, IS_PART_ROWS, feed, err);
-}
-
-void device_index_share_payload_mask(tensor *rows, const tensor *indices, long long cache_seq) {
-  const long long batch = rows->shape[0], heads = rows->shape[1], q_seq = rows->shape[2];
-  const long long width = rows->shape[3], index_heads = indices->shape[1];
-  float *p = rows->data;
-  long long b, h, q, s;
-  for (b = 0; b < batch; b++)
-    for (h = 0; h < heads; h++)
-      for (q = 0; q < q_seq; q++) {
-        const long long irow = ((b * index_heads + (index_heads == 1 ? 0 : h)) * q_seq + q) * width;
-        float *row = p + ((b * heads + h) * q_seq + q) * width;
-        long long valid = 0;
-        while (cache_seq > 0 && valid < width && tensor_load_index(indices, irow + valid) != -1)
-          valid++;
-        for (s = valid; s < width; s++) row[s] = 0.0f;
-      }
-}
-
-/* The payload's shape and its device address in the last call. */
-static const void *is_stage_source(const device_index_share *k, int stage, tensor *meta) {
-  const index_share_dims *d = &k->last_dims;
-  const int rows_payload = stage == DEVICE_IS_STAGE_SCORES || stage == DEVICE_IS_STAGE_PROBABILITIES;
-  memset(meta, 0, sizeof *meta);
-  meta->rank = 4;
-  meta->dt = rows_payload ? DTYPE_F32 : d->dt;
-  meta->shape[0] = d->batch;
-  meta->shape[1] = stage <= DEVICE_IS_STAGE_PRESENT_VALUE ? d->kv_heads : d->q_heads;
-  meta->shape[2] = stage <= DEVICE_IS_STAGE_PRESENT_VALUE ? d->cache_seq : d->q_seq;
-  meta->shape[3] = rows_payload ? d->selected_width : d->head_size;
-  switch (stage) {
-  case DEVICE_IS_STAGE_PRESENT_KEY: return k->last.present_key;
-  case DEVICE_IS_STAGE_PRESENT_VALUE: return k->last.present_value;
-  case DEVICE_IS_STAGE_SCORES: return k->last.score_trace;
-  case DEVICE_IS_STAGE_PROBABILITIES: return k->last.scores; /* the scratch row ends as probs */
-  default: return k->last.y;
-  }
-}
-
-int device_index_share_stage_copy(device_index_share *k, int stage, tensor *out, char *err,
-                                  size_t err_len) {
-  tensor indices;
-  const void *src;
-  int rc = -1;
-  memset(out, 0, sizeof *out);
-  memset(&indices, 0, sizeof indices);
-  if (stage < 0 || stage >= DEVICE_IS_STAGE_COUNT || !(k->last_stages & IS_STAGE_BIT(stage))) {
-    snprintf(err, err_len, "stage %s was not computed by the last eager call%s",
-             device_index_share_stage_name(stage),
-             stage == DEVICE_IS_STAGE_SCORES && !k->trace ? " (Scores needs the trace on)" : "");
-    return -1;
-  }
-  src = is_stage_source(k, stage, out);
-  if (tensor_alloc(out) != 0) {
-    snprintf(err, err_len, "out of memory for stage %s", device_index_share_stage_name(stage));
-    goto done;
-  }
-  if (tensor_bytes(out) && device_runtime_copy_to_host(k->rt, out->data, src, tensor_bytes(out))) {
-    snprintf(err, err_len, "stage %s: %s", device_index_share_stage_name(stage), device_runtime_error(k->rt));
-    goto done;
-  }
-  rc = 0;
-  if (stage != DEVICE_IS_STAGE_SCORES && stage != DEVICE_IS_STAGE_PROBABILITIES) goto done;
-  indices.dt = k->last_dims.index_dt;
-  indices.rank = 4;
-  indices.shape[0] = k->last_dims.batch, indices.shape[1] = k->last_dims.index_heads;
-  indices.shape[2] = k->last_dims.q_seq, indices.shape[3] = k->last_dims.selected_width;
-  if (tensor_alloc(&indices) != 0 ||
-      device_runtime_copy_to_host(k->rt, indices.data, k->last.indices, tensor_bytes(&indices))) {
-    snprintf(err, err_len, "stage %s: reading the indices: %s", device_index_share_stage_name(stage),
-             device_runtime_error(k->rt));
-    rc = -1;
-    goto done;
-  }
-  device_index_share_payload_mask(out, &indices, k->last_dims.cache_seq);
-done:
-  if (rc) tensor_free(out);
-  tensor_free(&indices);
-  return rc;
+  return index_share_device_execute_part(k, inputs, n_inputs, outputs, n_outputs, IS_PART_ALL, NULL,
+                                         err);
 }

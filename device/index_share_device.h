@@ -103,7 +103,7 @@ int device_index_share_scratch_fill(device_index_share *k, int byte);
 /*
 ** ---- Stage payloads (golden boundaries; debug mode) ----
 ** IndexShare's stage boundaries, in pipeline order, each one tensor shaped
-** exactly as the oracle's payload (harness/run_index_share.c):
+** exactly as the oracle's payload (harness/run_index_share_stages.c):
 **   PresentKey, PresentValue  [B, Nkv, cache_seq, H], the storage dtype (the
 **                             outputs, or the pooled present with one output);
 **   Scores, Probabilities     [B, N, Sq, K] f32: per row, the selected keys'
