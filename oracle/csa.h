@@ -1,9 +1,10 @@
 /*
 ** csa.h: the CompressedSparseAttention (CSA) operator's frozen CPU oracle,
 ** compression ratios 128 and 4 (seed 003_9308a65268dfd821.txt, DESIGN.md).
-** Plain serial C; oracle/SPEC.md, sections "CompressedSparseAttention, ratio
-** 128" and "..., ratio 4", gives every formula in the order it is computed,
-** with seed line numbers.
+** Plain C whose every sum is serial (independent rows, heads, records and
+** batch rows may run on several threads, oracle_threads.h); oracle/SPEC.md,
+** sections "CompressedSparseAttention, ratio 128" and "..., ratio 4", gives
+** every formula in the order it is computed, with seed line numbers.
 **
 ** One call is one step: the compression update (carry slots, a record every
 ** 128th or 4th position), for ratio 4 the index-key update and the indexer's

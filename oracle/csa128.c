@@ -31,17 +31,22 @@
 ** so it poisons the result; -inf scores are skipped; a pool whose 128 scores
 ** are all -inf is 0/0 = NaN; an attention row whose scores are all -inf or
 ** NaN is all-masked and stores +0.  Signed zero: the all-masked row is +0.
+** Threads (oracle_threads.h): batch rows of the compression, decoded
+** records, and query rows (or their heads) of the attention are independent
+** outputs and run on any worker; each one's operations are unchanged.
 */
 #include "oracle/csa.h"
 #include "oracle/csa_attention.h"
 
 #include "oracle/numerics/numerics.h"
 #include "oracle/numerics/nx_csa.h"
+#include "oracle/oracle_threads.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #define CARRY_FLOATS (CSA128_RATIO * 2 * CSA_HEAD_DIM) /* one batch row of the carry */
+#define RECORDS_PER_WORKER_MIN 64 /* FP8 records decoded per worker at least: a thread start costs more than a few */
 
 /* ---- compression update (seed:180-281) ----------------------------------- */
 
@@ -138,69 +143,102 @@ static void compress_row(const csa_dims *d, const tensor *const *in, tensor *con
 
 /* ---- sink attention (seed:691-859) --------------------------------------- */
 
+/* One step's attention, shared by the workers of its parallel calls. */
+typedef struct attend_job {
+  const csa_dims *d;
+  const tensor *const *in;
+  tensor *const *out;
+  csa_trace *trace;
+  long long b;
+  float *buf;         /* [present_records][512]: batch row b's FP8 records decoded */
+  const float **rec;  /* [present_records]: each record's 512 floats */
+  const float **values; /* per worker [score_stride] */
+  float *prob, *score;  /* per worker [score_stride] */
+} attend_job;
+
 /*
-** The records batch row b's rows may read, [0, present_records), as
-** 512-float vectors: the f32 view in place, FP8 records decoded once into
-** buf (present_records x 512) so that every row and head reuses them.
+** Records [k0, k1) of batch row b as 512-float vectors: the f32 view in
+** place, FP8 records decoded once into buf so that every row and head reuses
+** them.  Records are independent, so any worker may take any of them.
 */
-static void records_view(const csa_dims *d, const tensor *cache, long long b, float *buf, const float **rec) {
+static void records_view(void *ctx, long long k0, long long k1, int worker) {
+  const attend_job *j = ctx;
+  const csa_dims *d = j->d;
+  const tensor *cache = j->out[CSA_OUT_PRESENT_COMPRESSED_KV];
   long long k;
-  for (k = 0; k < d->present_records; k++) {
+  (void)worker;
+  for (k = k0; k < k1; k++) {
     if (d->format == CSA_CACHE_FP8) {
-      csa_fp8_record_decode((const nx_u8 *)cache->data + (b * d->present_capacity + k) * CSA_FP8_RECORD_BYTES,
-                            buf + k * CSA_HEAD_DIM);
-      rec[k] = buf + k * CSA_HEAD_DIM;
+      csa_fp8_record_decode((const nx_u8 *)cache->data + (j->b * d->present_capacity + k) * CSA_FP8_RECORD_BYTES,
+                            j->buf + k * CSA_HEAD_DIM);
+      j->rec[k] = j->buf + k * CSA_HEAD_DIM;
     } else {
-      rec[k] = (const float *)cache->data + (b * d->present_capacity + k) * CSA_HEAD_DIM;
+      j->rec[k] = (const float *)cache->data + (j->b * d->present_capacity + k) * CSA_HEAD_DIM;
     }
   }
 }
 
 /*
-** Batch row b's outputs.  Row (s, h)'s candidates (seed:715-797): the dense
-** window, then records 0 .. min((position + 1) / 128, Rc) - 1.
+** Query rows [s0, s1) of batch row b.  Row (s, h)'s candidates
+** (seed:715-797): the dense window, then records 0 .. min((position + 1) /
+** 128, Rc) - 1.
 */
-static void attend_batch(const csa_dims *d, const tensor *const *in, tensor *const *out, long long b,
-                         csa_trace *trace, float *buf, const float **rec, const float **values, float *prob,
-                         float *score) {
+static void attend_rows(void *ctx, long long s0, long long s1, int worker) {
+  const attend_job *j = ctx;
+  const csa_dims *d = j->d;
+  const float **values = j->values + worker * d->score_stride;
+  float *prob = j->prob + worker * d->score_stride, *score = j->score + worker * d->score_stride;
   long long s, c;
-  records_view(d, out[CSA_OUT_PRESENT_COMPRESSED_KV], b, buf, rec);
-  for (s = 0; s < d->seq; s++) {
+  for (s = s0; s < s1; s++) {
     csa_window w = csa_window_of(d, s);
     long long records = (w.position + 1) / CSA128_RATIO;
     if (records > d->present_capacity) records = d->present_capacity;
-    for (c = 0; c < w.dense; c++) values[c] = csa_dense_value(d, in[CSA_IN_CURRENT_KV], b, &w, c);
-    for (c = 0; c < records; c++) values[w.dense + c] = rec[c];
-    csa_attend_heads(d, in, out, b, s, values, w.dense + records, prob, score, trace ? trace->scores : NULL,
-                     trace ? trace->output : NULL);
+    for (c = 0; c < w.dense; c++) values[c] = csa_dense_value(d, j->in[CSA_IN_CURRENT_KV], j->b, &w, c);
+    for (c = 0; c < records; c++) values[w.dense + c] = j->rec[c];
+    csa_attend_heads(d, j->in, j->out, j->b, s, values, w.dense + records, prob, score,
+                     j->trace ? j->trace->scores : NULL, j->trace ? j->trace->output : NULL);
   }
+}
+
+/* Batch rows [b0, b1) of the compression update: each row has its own carry and cache rows. */
+static void compress_rows(void *ctx, long long b0, long long b1, int worker) {
+  const attend_job *j = ctx;
+  long long b;
+  (void)worker;
+  for (b = b0; b < b1; b++) compress_row(j->d, j->in, j->out, b, j->trace);
 }
 
 int oracle_csa128_run(const csa_attrs *a, const tensor *const *inputs, int n_inputs, tensor *const *outputs,
                       int n_outputs, csa_trace *trace, op_error *err) {
   csa_dims d;
-  long long b;
-  float *buf, *prob, *score;
-  const float **rec, **values;
-  int rc;
+  attend_job j;
+  int rc, workers;
 
   rc = csa_validate(a, inputs, n_inputs, (const tensor *const *)outputs, n_outputs, &d, err);
   if (!rc && d.ratio != CSA128_RATIO)
     rc = op_error_contract(err, CSA_CONTRACT_RATIO, -1, -1, "oracle_csa128_run needs compression_ratio 128");
   if (!rc) rc = csa_validate_cursor(&d, inputs[CSA_IN_TOTAL_SEQ], err);
   if (rc) return rc;
-  for (b = 0; b < d.batch; b++) compress_row(&d, inputs, outputs, b, trace);
-  buf = csa_alloc_or_die((size_t)(d.format == CSA_CACHE_FP8 ? d.present_records : 0) * CSA_HEAD_DIM, sizeof *buf,
-                         __LINE__);
-  rec = csa_alloc_or_die((size_t)d.present_records, sizeof *rec, __LINE__);
-  values = csa_alloc_or_die((size_t)d.score_stride, sizeof *values, __LINE__);
-  prob = csa_alloc_or_die((size_t)d.score_stride, sizeof *prob, __LINE__);
-  score = csa_alloc_or_die((size_t)d.score_stride, sizeof *score, __LINE__);
-  for (b = 0; b < d.batch; b++) attend_batch(&d, inputs, outputs, b, trace, buf, rec, values, prob, score);
-  free(buf);
-  free(rec);
-  free(values);
-  free(prob);
-  free(score);
+  memset(&j, 0, sizeof j);
+  j.d = &d, j.in = inputs, j.out = outputs, j.trace = trace;
+  oracle_parallel_for(d.batch, oracle_parallel_workers(d.batch, 1), compress_rows, &j);
+  /* rows in parallel (each row's heads in turn), or rows in turn (csa_attend_heads spreads the heads) */
+  workers = csa_split_rows(d.seq, d.heads) ? oracle_parallel_workers(d.seq, 1) : 1;
+  j.buf = csa_alloc_or_die((size_t)(d.format == CSA_CACHE_FP8 ? d.present_records : 0) * CSA_HEAD_DIM,
+                           sizeof *j.buf, __LINE__);
+  j.rec = csa_alloc_or_die((size_t)d.present_records, sizeof *j.rec, __LINE__);
+  j.values = csa_alloc_or_die((size_t)(workers * d.score_stride), sizeof *j.values, __LINE__);
+  j.prob = csa_alloc_or_die((size_t)(workers * d.score_stride), sizeof *j.prob, __LINE__);
+  j.score = csa_alloc_or_die((size_t)(workers * d.score_stride), sizeof *j.score, __LINE__);
+  for (j.b = 0; j.b < d.batch; j.b++) {
+    oracle_parallel_for(d.present_records, oracle_parallel_workers(d.present_records, RECORDS_PER_WORKER_MIN),
+                        records_view, &j);
+    oracle_parallel_for(d.seq, workers, attend_rows, &j);
+  }
+  free(j.buf);
+  free((void *)j.rec);
+  free((void *)j.values);
+  free(j.prob);
+  free(j.score);
   return 0;
 }

@@ -20,20 +20,34 @@
 ** config's Y from its host oracle, seed:2477-2484); only output 5 is left out.
 **
 ** Exactness: see the stage files; every sum from +0.0f in the seed's order.
+** Threads (oracle_threads.h): the stages run in order; inside each, the
+** independent outputs (streams and batch rows, query rows or records, query
+** rows or heads) are spread over the workers, each with its own scratch.
 */
 #include "oracle/csa.h"
 #include "oracle/csa4_stages.h"
 #include "oracle/csa_attention.h"
+#include "oracle/oracle_threads.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-/* Scratch of the attention of one query row. */
+/* Scratch of the attention of one query row; one per worker. */
 typedef struct attend_scratch {
   float *records;       /* [topk][512]: the selected records, decoded once per (b, s) */
   const float **values; /* [128 + topk]: each candidate's value vector, NULL if not live */
   float *prob, *score;  /* [128 + topk] */
 } attend_scratch;
+
+/* One step's attention, shared by the workers. */
+typedef struct attend_job {
+  const csa_dims *d;
+  const tensor *const *in;
+  tensor *const *out;
+  const int *selection; /* [B, S, topk] */
+  attend_scratch *scratch;
+  csa4_trace *trace;
+} attend_job;
 
 /*
 ** R7 for row (b, s): every head's Y (and trace payloads) from the row's
@@ -57,6 +71,15 @@ static void attend_query_row(const csa_dims *d, const tensor *const *in, tensor 
                    trace ? trace->output : NULL);
 }
 
+/* Query rows [i0, i1) (i = b * S + s) on one worker's scratch. */
+static void attend_rows(void *ctx, long long i0, long long i1, int worker) {
+  const attend_job *j = ctx;
+  long long i;
+  for (i = i0; i < i1; i++)
+    attend_query_row(j->d, j->in, j->out, i / j->d->seq, i % j->d->seq, j->selection + i * j->d->topk,
+                     &j->scratch[worker], j->trace);
+}
+
 /* R6's head broadcast (seed:673-688): selected_indices[b, h, s, :] = the row's selection. */
 static void broadcast_selection(const csa_dims *d, const int *selection, tensor *selected) {
   long long b, h, s;
@@ -67,55 +90,42 @@ static void broadcast_selection(const csa_dims *d, const int *selection, tensor 
                selection + (b * d->seq + s) * d->topk, (size_t)d->topk * sizeof(int));
 }
 
-/* The indexer of every query row (R4-R6), into selection [B, S, topk]. */
-static void index_all_rows(const csa_dims *d, const tensor *const *in, tensor *const *out, int *selection,
-                           csa4_trace *trace) {
-  csa4_index_scratch x;
-  long long b, s;
-  csa4_index_scratch_alloc(d, &x);
-  for (b = 0; b < d->batch; b++)
-    for (s = 0; s < d->seq; s++) {
-      const long long row = b * d->seq + s;
-      float *query_trace = trace && trace->index_query ? trace->index_query + row * d->index_heads * CSA4_INDEX_DIM
-                                                       : NULL;
-      csa4_index_select_row(d, in, out, b, s, &x, query_trace, selection + row * d->topk);
-      if (trace && trace->index_scores)
-        memcpy(trace->index_scores + row * d->index_present_capacity, x.scores,
-               (size_t)d->index_present_capacity * sizeof(float));
-    }
-  csa4_index_scratch_free(&x);
-}
-
 int oracle_csa4_run(const csa_attrs *a, const tensor *const *inputs, int n_inputs, tensor *const *outputs,
                     int n_outputs, csa4_trace *trace, op_error *err) {
   csa_dims d;
-  attend_scratch x;
-  int *selection, rc;
-  long long b, s;
+  attend_job j;
+  int *selection, rc, workers, w;
 
   rc = csa_validate(a, inputs, n_inputs, (const tensor *const *)outputs, n_outputs, &d, err);
   if (!rc && d.ratio != CSA4_RATIO)
     rc = op_error_contract(err, CSA_CONTRACT_RATIO, -1, -1, "oracle_csa4_run needs compression_ratio 4");
   if (!rc) rc = csa_validate_cursor(&d, inputs[CSA_IN_TOTAL_SEQ], err);
   if (rc) return rc;
-  csa4_compress_main(&d, inputs, outputs, trace ? trace->records : NULL);
-  csa4_compress_index(&d, inputs, outputs, trace ? trace->index_records : NULL);
+  csa4_compress(&d, inputs, outputs, trace ? trace->records : NULL, trace ? trace->index_records : NULL);
   selection = csa_alloc_or_die((size_t)(d.batch * d.seq * d.topk), sizeof *selection, __LINE__);
-  index_all_rows(&d, inputs, outputs, selection, trace);
+  csa4_index_select(&d, inputs, outputs, selection, trace ? trace->index_query : NULL,
+                    trace ? trace->index_scores : NULL);
   if (trace && trace->selection)
     memcpy(trace->selection, selection, (size_t)(d.batch * d.seq * d.topk) * sizeof *selection);
   if (d.has_selected) broadcast_selection(&d, selection, outputs[CSA_OUT_SELECTED]);
-  x.records = csa_alloc_or_die((size_t)(d.topk * CSA_HEAD_DIM), sizeof *x.records, __LINE__);
-  x.values = csa_alloc_or_die((size_t)d.score_stride, sizeof *x.values, __LINE__);
-  x.prob = csa_alloc_or_die((size_t)d.score_stride, sizeof *x.prob, __LINE__);
-  x.score = csa_alloc_or_die((size_t)d.score_stride, sizeof *x.score, __LINE__);
-  for (b = 0; b < d.batch; b++)
-    for (s = 0; s < d.seq; s++)
-      attend_query_row(&d, inputs, outputs, b, s, selection + (b * d.seq + s) * d.topk, &x, trace);
-  free(x.records);
-  free((void *)x.values);
-  free(x.prob);
-  free(x.score);
+  /* rows in parallel (each row's heads in turn), or rows in turn (csa_attend_heads spreads the heads) */
+  workers = csa_split_rows(d.batch * d.seq, d.heads) ? oracle_parallel_workers(d.batch * d.seq, 1) : 1;
+  j.d = &d, j.in = inputs, j.out = outputs, j.selection = selection, j.trace = trace;
+  j.scratch = csa_alloc_or_die((size_t)workers, sizeof *j.scratch, __LINE__);
+  for (w = 0; w < workers; w++) {
+    j.scratch[w].records = csa_alloc_or_die((size_t)(d.topk * CSA_HEAD_DIM), sizeof(float), __LINE__);
+    j.scratch[w].values = csa_alloc_or_die((size_t)d.score_stride, sizeof(float *), __LINE__);
+    j.scratch[w].prob = csa_alloc_or_die((size_t)d.score_stride, sizeof(float), __LINE__);
+    j.scratch[w].score = csa_alloc_or_die((size_t)d.score_stride, sizeof(float), __LINE__);
+  }
+  oracle_parallel_for(d.batch * d.seq, workers, attend_rows, &j);
+  for (w = 0; w < workers; w++) {
+    free(j.scratch[w].records);
+    free((void *)j.scratch[w].values);
+    free(j.scratch[w].prob);
+    free(j.scratch[w].score);
+  }
+  free(j.scratch);
   free(selection);
   return 0;
 }

@@ -24,11 +24,15 @@
 ** time (DESIGN.md); nx_expf, nx_powf and nx_sincosf are correctly rounded.
 ** NaN / inf: as nx_csa_pool (a NaN score enters the sums; eight -inf scores
 ** give 0/0 = NaN); bf16 is the seeds' formula, which does not keep NaN.
+** Threads: each (stream, batch row) pair has its own carry, cache rows and
+** trace rows, so the pairs run on any worker (oracle_threads.h); inside a
+** pair the tokens run in order, as the carry needs.
 */
 #include "oracle/csa4_stages.h"
 
 #include "oracle/numerics/numerics.h"
 #include "oracle/numerics/nx_csa.h"
+#include "oracle/oracle_threads.h"
 
 #include <string.h>
 
@@ -114,17 +118,14 @@ static void main_rotate(float *rec, long long block_start) { nx_csa_rope_tail(re
 
 static void main_write(const float *rec, unsigned char *out) { nx_csa_fp8_record_write(rec, out); }
 
-void csa4_compress_main(const csa_dims *d, const tensor *const *in, tensor *const *out, float *trace) {
-  stream st;
-  long long b;
-  st.dim = CSA_HEAD_DIM, st.record_bytes = CSA_FP8_RECORD_BYTES;
-  st.kv = in[CSA_IN_COMPRESSOR_KV]->data, st.gate = in[CSA_IN_COMPRESSOR_GATE]->data;
-  st.ape = in[CSA_IN_COMPRESSOR_APE]->data, st.norm = in[CSA_IN_COMPRESSOR_NORM]->data;
-  st.past_carry = in[CSA_IN_PAST_CARRY]->data, st.carry = out[CSA_OUT_PRESENT_CARRY]->data;
-  st.past = in[CSA_IN_PAST_COMPRESSED_KV]->data, st.cache = out[CSA_OUT_PRESENT_COMPRESSED_KV]->data;
-  st.past_capacity = d->past_capacity, st.present_capacity = d->present_capacity;
-  st.rotate = main_rotate, st.write = main_write, st.trace = trace;
-  for (b = 0; b < d->batch; b++) compress_row(d, &st, b);
+static void main_stream(const csa_dims *d, const tensor *const *in, tensor *const *out, float *trace, stream *st) {
+  st->dim = CSA_HEAD_DIM, st->record_bytes = CSA_FP8_RECORD_BYTES;
+  st->kv = in[CSA_IN_COMPRESSOR_KV]->data, st->gate = in[CSA_IN_COMPRESSOR_GATE]->data;
+  st->ape = in[CSA_IN_COMPRESSOR_APE]->data, st->norm = in[CSA_IN_COMPRESSOR_NORM]->data;
+  st->past_carry = in[CSA_IN_PAST_CARRY]->data, st->carry = out[CSA_OUT_PRESENT_CARRY]->data;
+  st->past = in[CSA_IN_PAST_COMPRESSED_KV]->data, st->cache = out[CSA_OUT_PRESENT_COMPRESSED_KV]->data;
+  st->past_capacity = d->past_capacity, st->present_capacity = d->present_capacity;
+  st->rotate = main_rotate, st->write = main_write, st->trace = trace;
 }
 
 /* ---- the index key stream (seed:291-390) ---------------------------------- */
@@ -139,15 +140,36 @@ void csa4_index_rotate(float *x, long long pos) {
 
 static void index_write(const float *rec, unsigned char *out) { nx_csa_fp4_record_write(rec, out); }
 
-void csa4_compress_index(const csa_dims *d, const tensor *const *in, tensor *const *out, float *trace) {
-  stream st;
-  long long b;
-  st.dim = CSA4_INDEX_DIM, st.record_bytes = CSA4_INDEX_RECORD_BYTES;
-  st.kv = in[CSA_IN_INDEX_KV]->data, st.gate = in[CSA_IN_INDEX_GATE]->data;
-  st.ape = in[CSA_IN_INDEX_APE]->data, st.norm = in[CSA_IN_INDEX_NORM]->data;
-  st.past_carry = in[CSA_IN_PAST_INDEX_CARRY]->data, st.carry = out[CSA_OUT_PRESENT_INDEX_CARRY]->data;
-  st.past = in[CSA_IN_PAST_INDEX_KEY]->data, st.cache = out[CSA_OUT_PRESENT_INDEX_KEY]->data;
-  st.past_capacity = d->index_past_capacity, st.present_capacity = d->index_present_capacity;
-  st.rotate = csa4_index_rotate, st.write = index_write, st.trace = trace;
-  for (b = 0; b < d->batch; b++) compress_row(d, &st, b);
+static void index_stream(const csa_dims *d, const tensor *const *in, tensor *const *out, float *trace, stream *st) {
+  st->dim = CSA4_INDEX_DIM, st->record_bytes = CSA4_INDEX_RECORD_BYTES;
+  st->kv = in[CSA_IN_INDEX_KV]->data, st->gate = in[CSA_IN_INDEX_GATE]->data;
+  st->ape = in[CSA_IN_INDEX_APE]->data, st->norm = in[CSA_IN_INDEX_NORM]->data;
+  st->past_carry = in[CSA_IN_PAST_INDEX_CARRY]->data, st->carry = out[CSA_OUT_PRESENT_INDEX_CARRY]->data;
+  st->past = in[CSA_IN_PAST_INDEX_KEY]->data, st->cache = out[CSA_OUT_PRESENT_INDEX_KEY]->data;
+  st->past_capacity = d->index_past_capacity, st->present_capacity = d->index_present_capacity;
+  st->rotate = csa4_index_rotate, st->write = index_write, st->trace = trace;
+}
+
+/* ---- both streams, every batch row ---------------------------------------- */
+
+typedef struct compress_job {
+  const csa_dims *d;
+  stream streams[2]; /* main, index */
+} compress_job;
+
+/* Items [i0, i1): item i is stream i / B, batch row i % B. */
+static void compress_items(void *ctx, long long i0, long long i1, int worker) {
+  const compress_job *j = ctx;
+  long long i;
+  (void)worker;
+  for (i = i0; i < i1; i++) compress_row(j->d, &j->streams[i / j->d->batch], i % j->d->batch);
+}
+
+void csa4_compress(const csa_dims *d, const tensor *const *in, tensor *const *out, float *records_trace,
+                   float *index_records_trace) {
+  compress_job j;
+  main_stream(d, in, out, records_trace, &j.streams[0]);
+  index_stream(d, in, out, index_records_trace, &j.streams[1]);
+  j.d = d;
+  oracle_parallel_for(2 * d->batch, oracle_parallel_workers(2 * d->batch, 1), compress_items, &j);
 }

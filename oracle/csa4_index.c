@@ -27,15 +27,28 @@
 ** decides they are legal): equal scores rank by ascending record.
 ** NaN: relu (nx_maxf) maps a NaN dot to +0; a NaN weight makes a NaN score,
 ** which the total order ranks above +inf (positive NaN) or below -inf.
+** Threads (oracle_threads.h): with many query rows, whole rows (finalize,
+** scoring, selection) go to the workers; with few rows over many records
+** (long-context decode) the rows run in turn and each row's records are
+** split between the workers.  A record's score, its head sum included, is
+** always computed by one worker in the order above, so bits do not depend
+** on the split; selection sorts the finished scores of its row alone.
 */
 #include "oracle/csa4_stages.h"
 #include "oracle/csa_attention.h"
 
 #include "oracle/numerics/numerics.h"
 #include "oracle/numerics/nx_csa.h"
+#include "oracle/oracle_threads.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+/*
+** Multiply-adds a worker should get at least when one row's records are
+** split (a record costs IH x 128 of them): well above a thread start.
+*/
+#define RECORD_WORK_MIN (1LL << 18)
 
 /* One candidate of the selection. */
 typedef struct ranked {
@@ -43,14 +56,34 @@ typedef struct ranked {
   long long record;
 } ranked;
 
-void csa4_index_scratch_alloc(const csa_dims *d, csa4_index_scratch *x) {
+/* What one query row's index stages work in; a worker that runs whole rows has its own. */
+typedef struct row_scratch {
+  float *query_t; /* [128][IH]: the finalized queries, dim-major */
+  float *dot;     /* [IH] */
+  float *scores;  /* [Rci] */
+  ranked *order;  /* [Rci] */
+} row_scratch;
+
+/* One step's indexer, shared by the workers of its parallel calls. */
+typedef struct index_job {
+  const csa_dims *d;
+  const tensor *const *in;
+  const tensor *key_cache; /* the present index key (output 3), already written */
+  int *selection;          /* [B, S, topk] */
+  float *query_trace, *scores_trace;
+  row_scratch *rows;       /* row mode: one per worker; record mode: rows[0] */
+  float *dots;             /* record mode: [IH] per worker */
+  long long b, s;          /* record mode: the row being scored */
+} index_job;
+
+static void scratch_alloc(const csa_dims *d, row_scratch *x) {
   x->query_t = csa_alloc_or_die((size_t)(CSA4_INDEX_DIM * d->index_heads), sizeof(float), __LINE__);
   x->dot = csa_alloc_or_die((size_t)d->index_heads, sizeof(float), __LINE__);
   x->scores = csa_alloc_or_die((size_t)d->index_present_capacity, sizeof(float), __LINE__);
   x->order = csa_alloc_or_die((size_t)d->index_present_capacity, sizeof(ranked), __LINE__);
 }
 
-void csa4_index_scratch_free(csa4_index_scratch *x) {
+static void scratch_free(row_scratch *x) {
   free(x->query_t);
   free(x->dot);
   free(x->scores);
@@ -61,10 +94,11 @@ void csa4_index_scratch_free(csa4_index_scratch *x) {
 ** R4 (seed:578-620): the row's IH finalized queries, stored dim-major
 ** (query_t[d * IH + h]) for the scorer, and copied head-major to the trace.
 */
-static void finalize_queries(const csa_dims *d, const tensor *const *in, long long b, long long s,
-                             csa4_index_scratch *x, float *query_trace) {
-  const long long ih = d->index_heads;
-  const float *src = (const float *)in[CSA_IN_INDEX_QUERY]->data + (b * d->seq + s) * ih * CSA4_INDEX_DIM;
+static void finalize_queries(const index_job *j, long long b, long long s, row_scratch *x) {
+  const csa_dims *d = j->d;
+  const long long ih = d->index_heads, row = b * d->seq + s;
+  const float *src = (const float *)j->in[CSA_IN_INDEX_QUERY]->data + row * ih * CSA4_INDEX_DIM;
+  float *query_trace = j->query_trace ? j->query_trace + row * ih * CSA4_INDEX_DIM : NULL;
   float q[CSA4_INDEX_DIM];
   unsigned char packed[CSA4_INDEX_RECORD_BYTES];
   long long h;
@@ -79,34 +113,39 @@ static void finalize_queries(const csa_dims *d, const tensor *const *in, long lo
   }
 }
 
+/* R5's causal limit of row s: min((start + s + 1) / 4, Rci). */
+static long long causal_limit(const csa_dims *d, long long s) {
+  const long long limit = (d->start + s + 1) / CSA4_RATIO;
+  return limit < d->index_present_capacity ? limit : d->index_present_capacity;
+}
+
 /*
-** R5 (seed:621-644): x->scores[r] for r < limit, -inf from there to Rci.
-** Returns limit.
+** R5 (seed:621-644) for records [r0, r1) of row (b, s): scores[r].  Each
+** record's score depends on that record alone, so record ranges may go to
+** different workers; dot is the worker's [IH] scratch.
 */
-static long long score_records(const csa_dims *d, const tensor *const *in, const tensor *key_cache, long long b,
-                               long long s, csa4_index_scratch *x) {
-  const long long ih = d->index_heads, position = d->start + s;
-  const float *weight = (const float *)in[CSA_IN_INDEX_WEIGHT]->data + (b * d->seq + s) * ih;
+static void score_records(const index_job *j, long long b, long long s, const float *query_t, float *dot,
+                          float *scores, long long r0, long long r1) {
+  const csa_dims *d = j->d;
+  const long long ih = d->index_heads;
+  const float *weight = (const float *)j->in[CSA_IN_INDEX_WEIGHT]->data + (b * d->seq + s) * ih;
   const float ws = nx_csa_weight_scale(CSA4_INDEX_DIM, (int)ih);
-  long long limit = (position + 1) / CSA4_RATIO, r, h;
+  long long r, h;
   float key[CSA4_INDEX_DIM];
   int dd;
-  if (limit > d->index_present_capacity) limit = d->index_present_capacity;
-  for (r = 0; r < limit; r++) {
+  for (r = r0; r < r1; r++) {
     const unsigned char *rec =
-        (const unsigned char *)key_cache->data + (b * d->index_present_capacity + r) * CSA4_INDEX_RECORD_BYTES;
+        (const unsigned char *)j->key_cache->data + (b * d->index_present_capacity + r) * CSA4_INDEX_RECORD_BYTES;
     float score = 0.0f;
     for (dd = 0; dd < CSA4_INDEX_DIM; dd++) key[dd] = nx_csa_fp4_record_value(rec, dd);
-    for (h = 0; h < ih; h++) x->dot[h] = 0.0f;
+    for (h = 0; h < ih; h++) dot[h] = 0.0f;
     for (dd = 0; dd < CSA4_INDEX_DIM; dd++) {
-      const float *qd = x->query_t + dd * ih, kd = key[dd];
-      for (h = 0; h < ih; h++) x->dot[h] = x->dot[h] + qd[h] * kd;
+      const float *qd = query_t + dd * ih, kd = key[dd];
+      for (h = 0; h < ih; h++) dot[h] = dot[h] + qd[h] * kd;
     }
-    for (h = 0; h < ih; h++) score = score + (nx_maxf(x->dot[h], 0.0f) * weight[h]) * ws;
-    x->scores[r] = score;
+    for (h = 0; h < ih; h++) score = score + (nx_maxf(dot[h], 0.0f) * weight[h]) * ws;
+    scores[r] = score;
   }
-  for (r = limit; r < d->index_present_capacity; r++) x->scores[r] = nx_f32_from_bits(NX_CSA_NEG_INF_BITS);
-  return limit;
 }
 
 /* qsort order: nx_csa_rank_before first.  Records are distinct, so this is a total order. */
@@ -116,19 +155,73 @@ static int rank_compare(const void *pa, const void *pb) {
   return nx_csa_rank_before(b->score, b->record, a->score, a->record) ? 1 : 0;
 }
 
-/* R6 (seed:646-663): the first topk of the limit causal records, -1 padded. */
-static void select_topk(const csa_dims *d, const csa4_index_scratch *x, long long limit, int *selection) {
-  ranked *order = x->order;
+/*
+** After scoring: -inf from the limit up to Rci, the trace copy, and R6
+** (seed:646-663): the first topk of the limit causal records, -1 padded.
+*/
+static void select_topk(const index_job *j, long long b, long long s, long long limit, row_scratch *x) {
+  const csa_dims *d = j->d;
+  const long long row = b * d->seq + s;
+  int *selection = j->selection + row * d->topk;
   long long r, k;
-  for (r = 0; r < limit; r++) order[r].score = x->scores[r], order[r].record = r;
-  qsort(order, (size_t)limit, sizeof *order, rank_compare);
-  for (k = 0; k < d->topk; k++) selection[k] = k < limit ? (int)order[k].record : -1;
+  for (r = limit; r < d->index_present_capacity; r++) x->scores[r] = nx_f32_from_bits(NX_CSA_NEG_INF_BITS);
+  if (j->scores_trace)
+    memcpy(j->scores_trace + row * d->index_present_capacity, x->scores,
+           (size_t)d->index_present_capacity * sizeof(float));
+  for (r = 0; r < limit; r++) x->order[r].score = x->scores[r], x->order[r].record = r;
+  qsort(x->order, (size_t)limit, sizeof *x->order, rank_compare);
+  for (k = 0; k < d->topk; k++) selection[k] = k < limit ? (int)x->order[k].record : -1;
 }
 
-void csa4_index_select_row(const csa_dims *d, const tensor *const *in, tensor *const *out, long long b, long long s,
-                           csa4_index_scratch *x, float *query_trace, int *selection) {
-  long long limit;
-  finalize_queries(d, in, b, s, x, query_trace);
-  limit = score_records(d, in, out[CSA_OUT_PRESENT_INDEX_KEY], b, s, x);
-  select_topk(d, x, limit, selection);
+/* Row mode: whole query rows [i0, i1) on one worker's scratch. */
+static void index_rows(void *ctx, long long i0, long long i1, int worker) {
+  const index_job *j = ctx;
+  row_scratch *x = &j->rows[worker];
+  long long i;
+  for (i = i0; i < i1; i++) {
+    const long long b = i / j->d->seq, s = i % j->d->seq, limit = causal_limit(j->d, s);
+    finalize_queries(j, b, s, x);
+    score_records(j, b, s, x->query_t, x->dot, x->scores, 0, limit);
+    select_topk(j, b, s, limit, x);
+  }
+}
+
+/* Record mode: records [r0, r1) of the current row, on the worker's own dot scratch. */
+static void index_records(void *ctx, long long r0, long long r1, int worker) {
+  const index_job *j = ctx;
+  score_records(j, j->b, j->s, j->rows[0].query_t, j->dots + worker * j->d->index_heads, j->rows[0].scores, r0, r1);
+}
+
+void csa4_index_select(const csa_dims *d, const tensor *const *in, tensor *const *out, int *selection,
+                       float *query_trace, float *scores_trace) {
+  const long long rows = d->batch * d->seq;
+  const long long grain = RECORD_WORK_MIN / (d->index_heads * CSA4_INDEX_DIM);
+  const int row_workers = oracle_parallel_workers(rows, 1);
+  const int record_workers = oracle_parallel_workers(d->index_present_capacity, grain);
+  index_job j;
+  int w;
+  j.d = d, j.in = in, j.key_cache = out[CSA_OUT_PRESENT_INDEX_KEY], j.selection = selection;
+  j.query_trace = query_trace, j.scores_trace = scores_trace, j.dots = NULL;
+  if (row_workers >= record_workers) { /* many rows (or few records): whole rows per worker */
+    j.rows = csa_alloc_or_die((size_t)row_workers, sizeof *j.rows, __LINE__);
+    for (w = 0; w < row_workers; w++) scratch_alloc(d, &j.rows[w]);
+    oracle_parallel_for(rows, row_workers, index_rows, &j);
+    for (w = 0; w < row_workers; w++) scratch_free(&j.rows[w]);
+    free(j.rows);
+    return;
+  }
+  /* few rows over many records (long-context decode): rows in turn, each row's records spread */
+  j.rows = csa_alloc_or_die(1, sizeof *j.rows, __LINE__);
+  scratch_alloc(d, &j.rows[0]);
+  j.dots = csa_alloc_or_die((size_t)(record_workers * d->index_heads), sizeof *j.dots, __LINE__);
+  for (j.b = 0; j.b < d->batch; j.b++)
+    for (j.s = 0; j.s < d->seq; j.s++) {
+      const long long limit = causal_limit(d, j.s);
+      finalize_queries(&j, j.b, j.s, &j.rows[0]);
+      oracle_parallel_for(limit, oracle_parallel_workers(limit, grain), index_records, &j);
+      select_topk(&j, j.b, j.s, limit, &j.rows[0]);
+    }
+  scratch_free(&j.rows[0]);
+  free(j.rows);
+  free(j.dots);
 }

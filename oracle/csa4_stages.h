@@ -12,16 +12,14 @@
 #include "oracle/csa.h"
 
 /*
-** R2 (seed csa_ratio4_main_compress, seed:400-502): outputs 1 and 2 from
-** inputs 2..7, every batch row.  trace: [B, Rc, 512] or NULL.
+** R2 and R3, every batch row: R2 (seed csa_ratio4_main_compress,
+** seed:400-502) writes outputs 1 and 2 from inputs 2..7, records_trace
+** [B, Rc, 512] or NULL; R3 (seed csa_ratio4_index_compress, seed:291-390)
+** writes outputs 3 and 4 from inputs 13..18, index_records_trace [B, Rci,
+** 128] or NULL.  The two share no data, so they run side by side.
 */
-void csa4_compress_main(const csa_dims *d, const tensor *const *in, tensor *const *out, float *trace);
-
-/*
-** R3 (seed csa_ratio4_index_compress, seed:291-390): outputs 3 and 4 from
-** inputs 13..18, every batch row.  trace: [B, Rci, 128] or NULL.
-*/
-void csa4_compress_index(const csa_dims *d, const tensor *const *in, tensor *const *out, float *trace);
+void csa4_compress(const csa_dims *d, const tensor *const *in, tensor *const *out, float *records_trace,
+                   float *index_records_trace);
 
 /*
 ** The index rotation both the key records (at their block start) and the
@@ -32,27 +30,14 @@ void csa4_compress_index(const csa_dims *d, const tensor *const *in, tensor *con
 void csa4_index_rotate(float *x, long long pos);
 
 /*
-** Scratch for one query row's index stages; csa4_index_scratch_alloc sizes
-** it from *d (aborts when memory runs out).
+** R4-R6 (seed csa_ratio4_index_select, seed:551-664) for every query row
+** (b, s): finalizes the IH index queries (query_trace: [B, S, IH, 128], or
+** NULL), scores every causal record of the present index key (out 3;
+** scores_trace: [B, S, Rci], -inf from the row's causal limit, or NULL), and
+** writes the first topk records in rank order to selection [B, S, topk], -1
+** padded.
 */
-typedef struct csa4_index_scratch {
-  float *query_t;  /* [128][IH]: the finalized queries, dim-major */
-  float *dot;      /* [IH] */
-  float *scores;   /* [Rci] */
-  void *order;     /* [Rci] (score, record) pairs */
-} csa4_index_scratch;
-
-void csa4_index_scratch_alloc(const csa_dims *d, csa4_index_scratch *x);
-void csa4_index_scratch_free(csa4_index_scratch *x);
-
-/*
-** R4-R6 (seed csa_ratio4_index_select, seed:551-664) for query row (b, s):
-** finalizes the IH index queries (query_trace: that row's [IH, 128], or
-** NULL), scores every causal record of the present index key (out 3) into
-** x->scores (-inf from the causal limit up to Rci), and writes the first
-** topk records in rank order to selection[0..topk), -1 padded.
-*/
-void csa4_index_select_row(const csa_dims *d, const tensor *const *in, tensor *const *out, long long b, long long s,
-                           csa4_index_scratch *x, float *query_trace, int *selection);
+void csa4_index_select(const csa_dims *d, const tensor *const *in, tensor *const *out, int *selection,
+                       float *query_trace, float *scores_trace);
 
 #endif

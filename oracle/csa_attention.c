@@ -9,7 +9,9 @@
 ** seed's (float)exp((double)x) and nx_maxf for fmaxf (DESIGN.md).  Work is
 ** reordered only across independent sums: several candidates' dot products
 ** advance together, and y is accumulated candidate by candidate, so each
-** single sum keeps its order and its bits.
+** single sum keeps its order and its bits.  Threads: the heads of a row (or,
+** in the callers, the rows of a step) are independent outputs and may run on
+** different workers (oracle_threads.h); no sum is split between them.
 ** NaN / inf: a NaN score is skipped by the max but enters the sums (y NaN);
 ** -inf scores are no candidates; a row whose scores are all -inf or NaN is
 ** all-masked and stores +0 (the sink alone gives no row, seed:816-820).
@@ -18,6 +20,7 @@
 
 #include "oracle/numerics/numerics.h"
 #include "oracle/numerics/nx_csa.h"
+#include "oracle/oracle_threads.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -124,19 +127,54 @@ void csa_attend_row(const float *q, const float *const *values, long long count,
   }
 }
 
+int csa_split_rows(long long rows, long long heads) {
+  const long long avail = oracle_threads_available();
+  return (rows < avail ? rows : avail) >= (heads < avail ? heads : avail);
+}
+
+/* One csa_attend_heads call, shared by the workers that split its heads. */
+typedef struct heads_job {
+  const csa_dims *d;
+  const tensor *const *in;
+  tensor *const *out;
+  long long b, s, count;
+  const float *const *values;
+  float *prob, *score; /* worker w's scratch starts at w * score_stride */
+  float *trace_scores, *trace_output;
+} heads_job;
+
+/* Heads [h0, h1) of row (b, s) on one worker's prob and score scratch. */
+static void heads_range(void *ctx, long long h0, long long h1, int worker) {
+  const heads_job *j = ctx;
+  const csa_dims *d = j->d;
+  float *prob = j->prob + worker * d->score_stride, *score = j->score + worker * d->score_stride;
+  long long h;
+  for (h = h0; h < h1; h++) {
+    const long long row = (j->b * d->seq + j->s) * d->heads + h;
+    const float *q = (const float *)j->in[CSA_IN_QUERY]->data + row * CSA_HEAD_DIM;
+    float *y = (float *)j->out[CSA_OUT_Y]->data + row * CSA_HEAD_DIM;
+    long long step;
+    const float *bias = csa_bias_row(d, j->in, j->b, h, j->s, &step);
+    csa_attend_row(q, j->values, j->count, bias, step, d->scale, ((const float *)j->in[CSA_IN_HEAD_SINK]->data)[h],
+                   prob, score, d->score_stride, y);
+    if (j->trace_scores)
+      memcpy(j->trace_scores + row * d->score_stride, score, (size_t)d->score_stride * sizeof(float));
+    if (j->trace_output) memcpy(j->trace_output + row * CSA_HEAD_DIM, y, CSA_HEAD_DIM * sizeof(float));
+  }
+}
+
 void csa_attend_heads(const csa_dims *d, const tensor *const *in, tensor *const *out, long long b, long long s,
                       const float *const *values, long long count, float *prob, float *score, float *trace_scores,
                       float *trace_output) {
-  long long h;
-  for (h = 0; h < d->heads; h++) {
-    const long long row = (b * d->seq + s) * d->heads + h;
-    const float *q = (const float *)in[CSA_IN_QUERY]->data + row * CSA_HEAD_DIM;
-    float *y = (float *)out[CSA_OUT_Y]->data + row * CSA_HEAD_DIM;
-    long long step;
-    const float *bias = csa_bias_row(d, in, b, h, s, &step);
-    csa_attend_row(q, values, count, bias, step, d->scale, ((const float *)in[CSA_IN_HEAD_SINK]->data)[h], prob,
-                   score, d->score_stride, y);
-    if (trace_scores) memcpy(trace_scores + row * d->score_stride, score, (size_t)d->score_stride * sizeof(float));
-    if (trace_output) memcpy(trace_output + row * CSA_HEAD_DIM, y, CSA_HEAD_DIM * sizeof(float));
+  const int workers = oracle_parallel_workers(d->heads, 1);
+  float *own = NULL;
+  heads_job j;
+  j.d = d, j.in = in, j.out = out, j.b = b, j.s = s, j.count = count, j.values = values;
+  j.prob = prob, j.score = score, j.trace_scores = trace_scores, j.trace_output = trace_output;
+  if (workers > 1) { /* the caller's scratch serves one worker; the split needs one each */
+    own = csa_alloc_or_die((size_t)(2 * workers) * (size_t)d->score_stride, sizeof *own, __LINE__);
+    j.prob = own, j.score = own + workers * d->score_stride;
   }
+  oracle_parallel_for(d->heads, workers, heads_range, &j);
+  free(own);
 }

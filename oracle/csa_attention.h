@@ -65,11 +65,22 @@ void csa_attend_row(const float *q, const float *const *values, long long count,
 ** with the head's query, bias row and sink, into Y (out[CSA_OUT_Y]).  When
 ** given, trace_scores ([B, S, heads, score_stride]) and trace_output ([B, S,
 ** heads, 512]) receive copies of the head's scores and Y row.  prob and
-** score are the scratch csa_attend_row takes.
+** score are the scratch csa_attend_row takes.  Called outside a worker, it
+** spreads the heads over the oracle's threads (with scratch of its own);
+** inside one, it runs them in turn.  It writes only row (b, s)'s outputs, so
+** calls for different rows may run at once.
 */
 void csa_attend_heads(const csa_dims *d, const tensor *const *in, tensor *const *out, long long b, long long s,
                       const float *const *values, long long count, float *prob, float *score, float *trace_scores,
                       float *trace_output);
+
+/*
+** 1 when a step's rows rows should be spread over the workers (each row's
+** heads then run in turn), 0 when the rows should run in turn and each
+** row's heads be spread: whichever keeps more workers busy, rows on a tie
+** (fewer thread starts).
+*/
+int csa_split_rows(long long rows, long long heads);
 
 /* calloc that aborts with the caller's line when memory runs out (the oracle has no error class for it). */
 void *csa_alloc_or_die(size_t count, size_t size, int line);

@@ -20,14 +20,21 @@
 ** NaN: a NaN score is skipped by the max but poisons the sum (Y is NaN); a
 ** row whose scores are all -inf or NaN is all-masked.  Inf: a +inf score
 ** gives inf - inf = NaN.  Signed zero: the all-masked row stores +0.
+** Threads: output rows are independent, so they are spread over the
+** oracle's workers (oracle_threads.h); each row's operations are unchanged.
 */
 #include "oracle/index_share.h"
 
 #include "oracle/numerics/numerics.h"
+#include "oracle/oracle_threads.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* Rows a worker should get at least: a row is K dot products of H, so a few
+** rows outweigh starting a thread; tiny cases stay on one thread. */
+#define ROWS_PER_WORKER_MIN 4
 
 /* The oracle has no error class for memory: running out is fatal, with the place. */
 static void *alloc_or_die(size_t count, size_t size, int line) {
@@ -103,8 +110,7 @@ typedef struct is_ctx {
   const long long *write_pos;
   tensor *y;
   index_share_trace *trace;
-  float *score; /* [K]: scores, then exponentials */
-  float *prob;  /* [K] */
+  float *scratch; /* per worker 2K floats: scores (then exponentials), probabilities */
 } is_ctx;
 
 /* Element dd of present row t of (b, kv head h), as the kernel reads it back. */
@@ -138,8 +144,12 @@ static float row_score(const is_ctx *x, long long b, long long qh, long long qi,
   return acc;
 }
 
-/* One output row (b, qh, qi): seed index_share_row, stages 1 to 3. */
-static void row_attend(const is_ctx *x, long long b, long long qh, long long qi) {
+/*
+** One output row (b, qh, qi): seed index_share_row, stages 1 to 3.  score and
+** prob are the calling worker's [K] scratch; the row writes only its own Y
+** row and trace columns, so rows may run on any thread in any order.
+*/
+static void row_attend(const is_ctx *x, float *score, float *prob, long long b, long long qh, long long qi) {
   const index_share_dims *d = x->d;
   long long K = d->selected_width, row = (b * d->q_heads + qh) * d->q_seq + qi;
   long long kvh = qh / d->group, ih = d->index_heads == 1 ? 0 : qh;
@@ -148,10 +158,10 @@ static void row_attend(const is_ctx *x, long long b, long long qh, long long qi)
   float m = nx_f32_from_bits(0xff800000u), sum = 0.0f, inv; /* m starts at -inf */
 
   for (s = 0; s < valid; s++) {
-    x->score[s] = row_score(x, b, qh, qi, kvh, tensor_load_index(x->indices, index_row + s));
-    if (x->trace && x->trace->scores) x->trace->scores[row * K + s] = x->score[s];
+    score[s] = row_score(x, b, qh, qi, kvh, tensor_load_index(x->indices, index_row + s));
+    if (x->trace && x->trace->scores) x->trace->scores[row * K + s] = score[s];
   }
-  for (s = 0; s < valid; s++) m = nx_maxf(m, x->score[s]);
+  for (s = 0; s < valid; s++) m = nx_maxf(m, score[s]);
   if (m == nx_f32_from_bits(0xff800000u)) { /* every score -inf or NaN: all masked */
     for (dd = 0; dd < d->head_size; dd++) tensor_store_f32(x->y, row * d->head_size + dd, 0.0f);
     if (x->trace && x->trace->probs)
@@ -159,29 +169,38 @@ static void row_attend(const is_ctx *x, long long b, long long qh, long long qi)
     return;
   }
   for (s = 0; s < valid; s++) {
-    x->score[s] = nx_expf(x->score[s] - m);
-    sum = sum + x->score[s];
+    score[s] = nx_expf(score[s] - m);
+    sum = sum + score[s];
   }
   inv = 1.0f / sum;
   for (s = 0; s < valid; s++) {
-    x->prob[s] = x->score[s] * inv;
-    if (x->trace && x->trace->probs) x->trace->probs[row * K + s] = x->prob[s];
+    prob[s] = score[s] * inv;
+    if (x->trace && x->trace->probs) x->trace->probs[row * K + s] = prob[s];
   }
   for (dd = 0; dd < d->head_size; dd++) {
     float acc = 0.0f;
     for (s = 0; s < valid; s++)
       acc = acc +
-            x->prob[s] * present_load(x, &x->value, b, kvh, tensor_load_index(x->indices, index_row + s), dd);
+            prob[s] * present_load(x, &x->value, b, kvh, tensor_load_index(x->indices, index_row + s), dd);
     tensor_store_f32(x->y, row * d->head_size + dd, acc);
   }
+}
+
+/* Output rows [begin, end) in (b, qh, qi) order, on one worker's scratch. */
+static void rows_attend(void *ctx, long long begin, long long end, int worker) {
+  const is_ctx *x = ctx;
+  float *score = x->scratch + (long long)worker * 2 * x->d->selected_width, *prob = score + x->d->selected_width;
+  long long r;
+  for (r = begin; r < end; r++)
+    row_attend(x, score, prob, r / (x->d->q_heads * x->d->q_seq), r / x->d->q_seq % x->d->q_heads, r % x->d->q_seq);
 }
 
 int oracle_index_share_run(const index_share_attrs *a, const tensor *const *inputs, int n_inputs,
                            tensor *const *outputs, int n_outputs, index_share_trace *trace, op_error *err) {
   index_share_dims d;
-  long long *valid_len = NULL, *write_pos = NULL, *bound = NULL, b, qh, qi;
+  long long *valid_len = NULL, *write_pos = NULL, *bound = NULL, b, rows;
   is_ctx x;
-  int rc;
+  int rc, workers;
 
   rc = index_share_validate(a, inputs, n_inputs, (const tensor *const *)outputs, n_outputs, &d, err);
   if (rc) return rc;
@@ -205,17 +224,15 @@ int oracle_index_share_run(const index_share_attrs *a, const tensor *const *inpu
   x.write_pos = write_pos; /* all 0 when growing, where it is not used */
   x.y = outputs[IS_OUT_Y];
   x.trace = trace;
-  x.score = alloc_or_die((size_t)d.selected_width, sizeof(float), __LINE__);
-  x.prob = alloc_or_die((size_t)d.selected_width, sizeof(float), __LINE__);
+  rows = d.batch * d.q_heads * d.q_seq;
+  workers = oracle_parallel_workers(rows, ROWS_PER_WORKER_MIN);
+  x.scratch = alloc_or_die((size_t)workers * 2 * (size_t)d.selected_width, sizeof(float), __LINE__);
   if (n_outputs == 3) {
     build_present(&d, &x.key, write_pos, outputs[IS_OUT_PRESENT_KEY]);
     build_present(&d, &x.value, write_pos, outputs[IS_OUT_PRESENT_VALUE]);
   }
-  for (b = 0; b < d.batch; b++)
-    for (qh = 0; qh < d.q_heads; qh++)
-      for (qi = 0; qi < d.q_seq; qi++) row_attend(&x, b, qh, qi);
-  free(x.score);
-  free(x.prob);
+  oracle_parallel_for(rows, workers, rows_attend, &x);
+  free(x.scratch);
 done:
   free(valid_len);
   free(write_pos);

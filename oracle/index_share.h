@@ -1,7 +1,8 @@
 /*
 ** index_share.h: the IndexShare operator's frozen CPU oracle (seed
-** 000_7dfea7c512118af3.txt, DESIGN.md).  Plain serial C; oracle/SPEC.md gives
-** every formula in the order it is computed.
+** 000_7dfea7c512118af3.txt, DESIGN.md).  Plain C whose every sum is serial
+** (independent output rows may run on several threads, oracle_threads.h);
+** oracle/SPEC.md gives every formula in the order it is computed.
 **
 ** Inputs (index: name): 0 query [B, N, Sq, H]; 1 key, 2 value [B, Nkv, Sc, H];
 ** 3 past_key, 4 past_value [B, Nkv, Sp, H] (optional, in pairs);

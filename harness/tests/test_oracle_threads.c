@@ -1,0 +1,188 @@
+/*
+** test_oracle_threads.c: the oracle's thread count changes no byte (issue 8,
+** "Oracle speed"; oracle/oracle_threads.h).
+**
+** A sample of the gate suite, the first cases of every family, runs in the
+** oracle lane at 1, 2 and 16 threads.  Each run is reduced to a transcript:
+** one line per step and output (its XXH3 digest, as the frozen-oracle file
+** pins it, or the rejection) and one per stage payload, in the order the lane
+** hands them over.  The transcripts must be equal byte for byte.  Because
+** 16 threads is more than this machine's cores and most cases are small,
+** the sample also holds cases big enough to take each parallel path: many
+** IndexShare rows, a long ratio-4 state (records split within a row), and
+** multi-row and multi-head CSA steps.
+*/
+#include "harness/case_runner.h"
+#include "harness/frozen_oracle.h"
+#include "harness/suite.h"
+#include "oracle/oracle_threads.h"
+#include "oracle/tensor.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SAMPLE_PER_FAMILY 3
+#define FAMILY_MAX 32
+
+/* A growing text: the transcript of one case at one thread count. */
+typedef struct transcript {
+  char *text;
+  size_t len, cap;
+} transcript;
+
+static void transcript_add(transcript *t, const char *line) {
+  const size_t n = strlen(line);
+  if (t->len + n + 1 > t->cap) {
+    t->cap = (t->len + n + 1) * 2;
+    t->text = realloc(t->text, t->cap);
+    cr_assert_not_null(t->text);
+  }
+  memcpy(t->text + t->len, line, n + 1);
+  t->len += n;
+}
+
+static void on_outcome(void *ctx, const char *case_id, int step, const struct tensor *outputs,
+                       const char *const *names, int n_out, const struct op_error *rejection) {
+  char value[256], line[400];
+  int i;
+  (void)case_id;
+  if (rejection) {
+    frozen_oracle_rejection_value(rejection, value, sizeof value);
+    snprintf(line, sizeof line, "step %d rejected %s\n", step, value);
+    transcript_add(ctx, line);
+    return;
+  }
+  for (i = 0; i < n_out; i++) {
+    frozen_oracle_tensor_value(&outputs[i], value, sizeof value);
+    snprintf(line, sizeof line, "step %d output %s %s\n", step, names[i], value);
+    transcript_add(ctx, line);
+  }
+}
+
+static void on_payload(void *ctx, const char *case_id, int step, const char *stage, const char *source,
+                       const struct tensor *payload) {
+  char value[256], line[400];
+  (void)case_id;
+  frozen_oracle_tensor_value(payload, value, sizeof value);
+  snprintf(line, sizeof line, "step %d payload %s/%s %s\n", step, source, stage, value);
+  transcript_add(ctx, line);
+}
+
+/* The case's transcript with the oracle on `threads` threads; the caller frees text. */
+static transcript run_at(const char *id, const char *spec, int threads) {
+  static case_report report;
+  transcript t = {NULL, 0, 0};
+  runner_env env;
+  memset(&env, 0, sizeof env);
+  env.lanes = LANE_BIT(LANE_ORACLE);
+  env.oracle_outcome = on_outcome, env.oracle_outcome_ctx = &t;
+  env.payload = on_payload, env.payload_ctx = &t;
+  transcript_add(&t, "");
+  oracle_threads_set(threads);
+  cr_assert_eq(case_run(&env, id, spec, &report), 0, "%s: could not run", id);
+  oracle_threads_set(0);
+  cr_assert_eq(report.failed, 0, "%s at %d threads: %s", id, threads, report.n ? report.rows[0].message : "");
+  return t;
+}
+
+/* The first line where two transcripts differ, for the failure message. */
+static const char *first_difference(const char *a, const char *b) {
+  const char *line = a;
+  for (; *a && *a == *b; a++, b++)
+    if (*a == '\n') line = a + 1;
+  return line;
+}
+
+static void expect_thread_independent(const char *id, const char *spec) {
+  static const int counts[] = {2, 16};
+  transcript one = run_at(id, spec, 1);
+  size_t i;
+  cr_assert(one.len > 0, "%s: the lane handed over nothing", id);
+  for (i = 0; i < sizeof counts / sizeof counts[0]; i++) {
+    transcript many = run_at(id, spec, counts[i]);
+    cr_expect_str_eq(many.text, one.text, "%s: 1 vs %d threads differ at: %.200s", id, counts[i],
+                     first_difference(one.text, many.text));
+    free(many.text);
+  }
+  free(one.text);
+}
+
+/* "family=csa4.state op=..." -> "csa4.state" in out. */
+static void spec_family(const char *spec, char *out, size_t len) {
+  const char *v = strncmp(spec, "family=", 7) == 0 ? spec + 7 : "";
+  size_t n = strcspn(v, " ");
+  snprintf(out, len, "%.*s", (int)(n < len ? n : len - 1), v);
+}
+
+Test(oracle_threads, gate_sample_is_byte_identical_at_1_2_and_16_threads, .timeout = 600) {
+  char families[FAMILY_MAX][40], family[40], err[512], id[64];
+  int taken[FAMILY_MAX] = {0}, n_families = 0, i, f, ran = 0;
+  suite s;
+  cr_assert_eq(suite_load(suite_default_dir(), "gate", &s, err, sizeof err), 0, "%s", err);
+  for (i = 0; i < s.count; i++) {
+    spec_family(s.specs[i], family, sizeof family);
+    for (f = 0; f < n_families && strcmp(families[f], family); f++) continue;
+    if (f == n_families) {
+      cr_assert_lt(n_families, FAMILY_MAX);
+      snprintf(families[n_families++], sizeof families[0], "%s", family);
+    }
+    if (taken[f]++ >= SAMPLE_PER_FAMILY) continue;
+    snprintf(id, sizeof id, "%s.sample%d", family, taken[f]);
+    expect_thread_independent(id, s.specs[i]);
+    ran++;
+  }
+  cr_expect_geq(n_families, 14, "every family of the gate is sampled");
+  cr_expect_eq(ran, n_families * SAMPLE_PER_FAMILY);
+  suite_free(&s);
+}
+
+/* Gate cases sized so that each parallel path splits its work even on few cores. */
+static const char *const big_cases[][2] = {
+    /* 3 x 8 x 4 = 96 IndexShare rows, capacity present with a bias: rows split */
+    {"is.big.rows", "family=is.valid op=IndexShare dtype=bf16 idx=i64 b=3 n=8 nkv=2 sq=4 sc=4 sp=13 h=8 ih=1 k=5 "
+                    "out=3 present=cap vlen=12,12,12 bias=1x13 scale=none seed=2709884360 steps=4"},
+    /* 2 x 520 prefill rows: whole ratio-4 index rows split, then attention rows, topk 512 */
+    {"csa4.big.rows", "family=csa4.chain op=CompressedSparseAttention ratio=4 b=2 heads=2 iheads=1 topk=512 "
+                      "window=128 start=0 prefill=520 decode=4 cap=131 outputs=6 bias=1 sink=zero scale=none "
+                      "seed=2161528630"},
+    /* single rows at position 2^17 over 32K records: records split within a row, then the 2 heads */
+    {"csa4.big.records", "family=csa4.state op=CompressedSparseAttention ratio=4 b=1 heads=2 iheads=4 topk=7 "
+                         "window=128 start=131071 prefill=1 decode=4 cap=32770 outputs=6 bias=135 sink=rand "
+                         "scale=none seed=2371627104"},
+    /* ratio 128, FP8: 2 batch rows of compression and 2 x 128 prefill rows split */
+    /* ratio 128, FP8, 2 heads: the 1-row decode steps split their heads */
+    {"csa128.big.rows", "family=csa128.chain op=CompressedSparseAttention ratio=128 cache=fp8 b=2 heads=1 "
+                        "window=128 start=0 prefill=128 decode=3 cap=1 bias=1x1x1x129 sink=zero scale=none "
+                        "seed=2575309871"},
+    {"csa128.big.heads", "family=csa128.chain op=CompressedSparseAttention ratio=128 cache=fp8 b=2 heads=2 "
+                         "window=128 start=0 prefill=8 decode=4 cap=3 bias=2x2x1x131 sink=rand scale=none "
+                         "seed=3395805050"},
+};
+
+Test(oracle_threads, big_cases_are_byte_identical_at_1_2_and_16_threads, .timeout = 600) {
+  size_t i;
+  char err[256];
+  for (i = 0; i < sizeof big_cases / sizeof big_cases[0]; i++) {
+    cr_assert_eq(case_check_spec(big_cases[i][1], err, sizeof err), 0, "%s: %s", big_cases[i][0], err);
+    expect_thread_independent(big_cases[i][0], big_cases[i][1]);
+  }
+}
+
+Test(oracle_threads, count_comes_from_the_setting_then_the_environment) {
+  const int online = (oracle_threads_set(0), unsetenv("BITGATE_ORACLE_THREADS"), oracle_threads_count());
+  cr_expect_geq(online, 1);
+  setenv("BITGATE_ORACLE_THREADS", "3", 1);
+  cr_expect_eq(oracle_threads_count(), 3);
+  oracle_threads_set(5);
+  cr_expect_eq(oracle_threads_count(), 5, "the API wins over the environment");
+  oracle_threads_set(0);
+  setenv("BITGATE_ORACLE_THREADS", "two", 1);
+  cr_expect_eq(oracle_threads_count(), online, "a value that is no count is ignored");
+  setenv("BITGATE_ORACLE_THREADS", "0", 1);
+  cr_expect_eq(oracle_threads_count(), online);
+  unsetenv("BITGATE_ORACLE_THREADS");
+  cr_expect_eq(oracle_parallel_workers(100, 1) <= online, 1);
+  cr_expect_eq(oracle_parallel_workers(3, 4), 1, "a call with less than one grain stays on one thread");
+}

@@ -1,0 +1,51 @@
+/*
+** oracle_threads.h: the oracle's parallel-for over independent items.
+**
+** The oracle's outputs are defined by serial C (DESIGN.md "Reductions"); what
+** may run in parallel is only work whose items share no sum: output rows,
+** heads, records, batch rows.  Each item is still computed by the same
+** sequence of float operations as on one thread, so every byte is the same
+** for any thread count (harness/tests/test_oracle_threads.c holds 1, 2 and
+** 16 threads to that).
+**
+** Thread count: oracle_threads_set(n) when n >= 1, else the environment
+** variable BITGATE_ORACLE_THREADS when it is a whole number >= 1, else the
+** online processors.  Threads are created per call and joined before it
+** returns; the calling thread is worker 0 and takes items too.  A call made
+** from inside a worker runs inline (nested parallelism would oversubscribe
+** the cores), so callers may nest without thinking about it.
+*/
+#ifndef ORACLE_THREADS_H
+#define ORACLE_THREADS_H
+
+#define ORACLE_THREADS_MAX 1024 /* a sanity cap on the setting, not a tuning knob */
+
+/* n >= 1 fixes the thread count; n <= 0 returns to the environment / processor default. */
+void oracle_threads_set(int n);
+
+/* The thread count a top-level call would use now (>= 1). */
+int oracle_threads_count(void);
+
+/* Workers free for a call from here: 1 inside a worker, else oracle_threads_count(). */
+int oracle_threads_available(void);
+
+/*
+** Workers a call over count items should use, when one worker should get at
+** least grain items (grain < 1 counts as 1): between 1 and
+** oracle_threads_available().  Callers size per-worker scratch with it.
+*/
+int oracle_parallel_workers(long long count, long long grain);
+
+/* Items [begin, end) on worker `worker` (0 <= worker < the call's workers). */
+typedef void (*oracle_range_fn)(void *ctx, long long begin, long long end, int worker);
+
+/*
+** Calls fn over [0, count) in chunks handed out from a shared counter, on at
+** most `workers` workers (from oracle_parallel_workers).  With one worker it
+** is a plain call fn(ctx, 0, count, 0).  Each item is handed out exactly once;
+** if a thread cannot be started the other workers (always the caller) take
+** its share, so the call never fails.  Returns after every item is done.
+*/
+void oracle_parallel_for(long long count, int workers, oracle_range_fn fn, void *ctx);
+
+#endif
