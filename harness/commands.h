@@ -18,6 +18,7 @@ int cmd_golden(int argc, char **argv);
 int cmd_nightly(int argc, char **argv);
 int cmd_shrink(int argc, char **argv);
 int cmd_report(int argc, char **argv);
+int cmd_db(int argc, char **argv);
 
 /* bitgate's own version string, e.g. "0.1.0". */
 extern const char *bitgate_version;

@@ -10,6 +10,8 @@
 #include "harness/cli.h"
 #include "harness/exit_codes.h"
 #include "harness/frozen_oracle.h"
+#include "harness/gate.h"
+#include "harness/progress.h"
 #include "harness/provenance.h"
 #include "harness/session.h"
 #include "harness/store.h"
@@ -24,7 +26,7 @@ static const suite_run_hooks no_hooks;
 
 static int parse_args(const char *cmd, const char *default_suite, int argc, char **argv, const suite_run_hooks *h,
                       suite_run_args *a) {
-  const char *lanes = NULL;
+  const char *lanes = NULL, *shard_text = NULL;
   char err[256];
   int i, r;
   a->suite = default_suite;
@@ -33,6 +35,8 @@ static int parse_args(const char *cmd, const char *default_suite, int argc, char
   a->filter = NULL;
   a->require_gpu = 0;
   a->lanes = LANE_ALL;
+  gate_args_init(&a->gate);
+  shard_all(&a->shard);
   for (i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--require-gpu")) a->require_gpu = 1;
     else if ((r = cli_option_value(cmd, argc, argv, &i, "--suite", &a->suite)) ||
@@ -40,6 +44,8 @@ static int parse_args(const char *cmd, const char *default_suite, int argc, char
              (r = cli_option_value(cmd, argc, argv, &i, "--corpus", &a->corpus)) ||
              (r = cli_option_value(cmd, argc, argv, &i, "--lanes", &lanes)) ||
              (r = cli_option_value(cmd, argc, argv, &i, "--filter", &a->filter)) ||
+             (r = cli_option_value(cmd, argc, argv, &i, "--shard", &shard_text)) ||
+             (r = gate_option(cmd, argc, argv, &i, &a->gate)) ||
              (h->option && (r = h->option(h->ctx, cmd, argc, argv, &i)))) {
       if (r < 0) return EXIT_CODE_USAGE;
     } else {
@@ -48,6 +54,8 @@ static int parse_args(const char *cmd, const char *default_suite, int argc, char
   }
   if (lanes && lane_mask_parse(lanes, &a->lanes, err, sizeof err) != 0)
     return cli_usage_error(cmd, "--lanes: %s", err);
+  if (shard_text && shard_parse(shard_text, &a->shard, err, sizeof err) != 0)
+    return cli_usage_error(cmd, "--shard %s", err);
   return EXIT_CODE_PASS;
 }
 
@@ -55,11 +63,13 @@ static void tally_report(suite_run_tally *t, const case_report *r) {
   int i, l;
   t->cases++;
   t->failed_cases += r->failed != 0;
+  t->waived_cases += !r->failed && gate_report_has_waived(r);
   for (i = 0; i < r->n; i++)
     for (l = 0; l < LANE_COUNT; l++)
       if (!strcmp(r->rows[i].lane, lane_name((lane)l))) {
         t->rows[l]++;
-        t->failed_rows[l] += strcmp(r->rows[i].status, "pass") && strcmp(r->rows[i].status, "skipped");
+        t->failed_rows[l] += gate_status_fails(r->rows[i].status);
+        t->waived_rows[l] += !strcmp(r->rows[i].status, "waived");
       }
 }
 
@@ -71,25 +81,36 @@ typedef struct suite_run_state {
   frozen_oracle frozen;
   const suite_run_hooks *h;
   const char *filter;
+  gate gate;
+  const shard *shard;
+  progress pg;
   suite_run_tally t;
 } suite_run_state;
+
+/* Fills id with spec's case id; true when this run takes the case (--filter, --shard). */
+static int case_selected(const suite_run_state *st, const char *spec, char *id, size_t id_len) {
+  if (case_id_from_spec(spec, id, id_len) != 0) snprintf(id, id_len, "invalid.00000000");
+  return (!st->filter || fnmatch(st->filter, id, 0) == 0) && shard_contains(st->shard, id);
+}
 
 /* Runs and records one case; returns 0, or -1 when the store failed. */
 static int run_one(suite_run_state *st, const char *spec) {
   static case_report report;
   static store_result rows[CASE_MAX_ROWS];
   char id[CASE_ID_MAX], family[64] = "", op[64] = "";
-  if (case_id_from_spec(spec, id, sizeof id) != 0) snprintf(id, sizeof id, "invalid.00000000");
-  if (st->filter && fnmatch(st->filter, id, 0) != 0) return 0;
+  if (!case_selected(st, spec, id, sizeof id)) return 0;
   case_spec_get(spec, "family", family, sizeof family);
   case_spec_get(spec, "op", op, sizeof op);
   if (store_case_put(st->db, id, op, family, spec, st->run_id) != 0) return -1;
   if (st->h->before_case) st->h->before_case(st->h->ctx, id, spec);
-  case_run(&st->ses.env, id, spec, &report);
+  gate_case_run(&st->gate, &st->ses.env, id, spec, &report);
   if (st->frozen.checking) frozen_oracle_check_case(&st->frozen, id, &report);
   if (st->h->after_case) st->h->after_case(st->h->ctx, id, &report);
-  session_print_failures(stdout, id, &report);
+  gate_case_done(&st->gate, id, &report); /* waivers and baseline see every check's rows */
+  if (report.failed || gate_report_has_waived(&report)) progress_pause(&st->pg); /* FAIL lines start on a clean line */
+  gate_print_rows(stdout, id, &report);
   tally_report(&st->t, &report);
+  progress_case_done(&st->pg, report.failed);
   case_report_to_store(&report, id, rows);
   return store_results_commit(st->db, st->run_id, rows, report.n);
 }
@@ -117,10 +138,16 @@ static int print_frozen(const frozen_oracle *frozen, const suite_run_args *a) {
 static void print_summary(const suite_run_state *st, const suite_run_args *a, double seconds) {
   const suite_run_tally *t = &st->t;
   int l;
-  printf("run %lld: suite %s, %lld cases, %lld passed, %lld failed (%.1f s)\n", st->run_id, a->suite, t->cases,
-         t->cases - t->failed_cases, t->failed_cases, seconds);
+  char waived[48] = ""; /* waived is its own count: never folded into passed */
+  if (t->waived_cases) snprintf(waived, sizeof waived, ", %lld waived", t->waived_cases);
+  printf("run %lld: suite %s, %lld cases, %lld passed, %lld failed%s (%.1f s)\n", st->run_id, a->suite, t->cases,
+         t->cases - t->failed_cases - t->waived_cases, t->failed_cases, waived, seconds);
   for (l = 0; l < LANE_COUNT; l++)
-    if (t->rows[l]) printf("  lane %-8s %lld results, %lld failed\n", lane_name((lane)l), t->rows[l], t->failed_rows[l]);
+    if (t->rows[l]) {
+      printf("  lane %-8s %lld results, %lld failed", lane_name((lane)l), t->rows[l], t->failed_rows[l]);
+      if (t->waived_rows[l]) printf(", %lld waived", t->waived_rows[l]);
+      putchar('\n');
+    }
   if (!st->ses.have_device) printf("  device lanes not run: %s\n", st->ses.device_reason);
 }
 
@@ -131,16 +158,25 @@ static int run_suite(const char *cmd, suite_run_state *st, const suite_run_args 
   suite_run_result res;
   struct timespec t0, t1;
   char err[1024];
+  char id[CASE_ID_MAX];
   int i, rc, stale, hook_rc;
-  provenance_collect(&pv, a->suite, "1/1", argc, argv);
+  long long selected = 0;
+  provenance_collect(&pv, a->suite, a->shard.text, argc, argv);
   if (store_open(a->db, &st->db, err, sizeof err) != 0) return cli_env_error(cmd, "%s", err);
+  if ((rc = gate_open(&st->gate, &a->gate, cmd, a->corpus, st->db)) != EXIT_CODE_PASS) {
+    store_close(st->db);
+    return rc;
+  }
   if (st->h->begin && st->h->begin(st->h->ctx, &st->ses.env, a, err, sizeof err) != 0) {
     store_close(st->db);
     return cli_env_error(cmd, "%s", err);
   }
   clock_gettime(CLOCK_MONOTONIC, &t0);
   rc = store_run_begin(st->db, &pv.p, &st->run_id);
+  for (i = 0; i < s->count; i++) selected += case_selected(st, s->specs[i], id, sizeof id);
+  progress_begin_stderr(&st->pg, selected);
   for (i = 0; rc == 0 && i < s->count; i++) rc = run_one(st, s->specs[i]);
+  progress_end(&st->pg);
   clock_gettime(CLOCK_MONOTONIC, &t1);
   if (rc != 0) {
     fprintf(stderr, "bitgate %s: recording results failed: %s\n", cmd, store_errmsg(st->db));
@@ -154,9 +190,10 @@ static int run_suite(const char *cmd, suite_run_state *st, const suite_run_args 
   res.seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
   print_summary(st, a, res.seconds);
   stale = print_frozen(&st->frozen, a);
+  const int failing = gate_end(&st->gate, a->suite, st->t.failed_cases, stdout);
   hook_rc = st->h->end ? st->h->end(st->h->ctx, &res) : EXIT_CODE_PASS;
   printf("results in %s\n", a->db);
-  rc = st->t.failed_cases || stale ? EXIT_CODE_FAIL : EXIT_CODE_PASS;
+  rc = failing || stale ? EXIT_CODE_FAIL : EXIT_CODE_PASS;
   if (hook_rc > rc) rc = hook_rc;
   store_run_end(st->db, st->run_id, rc ? "failed" : "passed", rc);
   store_close(st->db);
@@ -175,10 +212,12 @@ int suite_run_main(const char *cmd, const char *help, const char *default_suite,
   for (i = 1; i < argc; i++)
     if (cli_is_help(argv[i])) {
       fputs(help, stdout);
+      fputs(gate_options_help, stdout);
       return EXIT_CODE_PASS;
     }
   if ((rc = parse_args(cmd, default_suite, argc, argv, st.h, &a)) != EXIT_CODE_PASS) return rc;
   st.filter = a.filter;
+  st.shard = &a.shard;
   if (suite_load(a.corpus, a.suite, &s, err, sizeof err) != 0) return cli_env_error(cmd, "%s", err);
   if ((a.lanes & LANE_BIT(LANE_ORACLE)) &&
       frozen_oracle_open(&st.frozen, a.corpus, a.suite, err, sizeof err) == GOLDEN_DIGESTS_BAD) {
@@ -194,5 +233,6 @@ int suite_run_main(const char *cmd, const char *help, const char *default_suite,
   session_close(&st.ses);
   suite_free(&s);
   frozen_oracle_close(&st.frozen);
+  gate_close(&st.gate);
   return rc;
 }

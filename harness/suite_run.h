@@ -11,6 +11,8 @@
 #define SUITE_RUN_H
 
 #include "harness/case_runner.h"
+#include "harness/gate.h"
+#include "harness/shard.h"
 
 #include <stddef.h>
 
@@ -18,10 +20,13 @@ typedef struct suite_run_args {
   const char *suite, *db, *corpus, *filter;
   lane_mask lanes;
   int require_gpu;
+  gate_args gate; /* --repeat, --known-failures, --baseline (harness/gate.h) */
+  shard shard; /* --shard K/N (harness/shard.h); 1/1 without it */
 } suite_run_args;
 
 typedef struct suite_run_tally {
   long long cases, failed_cases, rows[LANE_COUNT], failed_rows[LANE_COUNT];
+  long long waived_cases, waived_rows[LANE_COUNT]; /* waived: neither passed nor failed */
 } suite_run_tally;
 
 /* What a finished run hands to the end hook. */
