@@ -6,7 +6,8 @@
 #   4. bitgate report                  gate-junit.xml and gate-report.html
 # Usage: ci/gate.sh [extra bitgate run options, e.g. --baseline 12 --repeat 3]
 # Environment: GATE_DB (results database, default bitgate.db; keep it between
-# jobs for --baseline), BITGATE_BUILD_DIR (default build), BITGATE_PLANT
+# jobs for --baseline), BITGATE_BUILD_DIR (default build), BITGATE_PREBUILT
+# (skip the bootstrap: the build dir is already there), BITGATE_PLANT
 # (plants a kernel bug, for testing the gate itself; see bitgate run --help).
 #
 # Exit code: the run's (0 pass, 1 failures, 2 usage, 3 environment), so a
@@ -21,7 +22,13 @@ build_dir="${BITGATE_BUILD_DIR:-build}"
 db="${GATE_DB:-bitgate.db}"
 bitgate="$build_dir/bitgate"
 
-ci/bootstrap.sh
+# BITGATE_PREBUILT=1: the build dir was made by an earlier CI stage (or
+# copied to a GPU host without a package registry); use it as it is.
+if [ -n "${BITGATE_PREBUILT:-}" ]; then
+  echo "gate: using the prebuilt $build_dir (BITGATE_PREBUILT)"
+else
+  ci/bootstrap.sh
+fi
 
 # The audit is a verdict of its own; the run goes on either way so the job
 # reports everything it can find in one pass.
