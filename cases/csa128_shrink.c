@@ -27,7 +27,8 @@ static long long *knob_field(csa_case *c, int k) {
   }
 }
 
-static long long knob_floor(const csa_case *c, int k) {
+static long long knob_floor(const void *cv, int k) {
+  const csa_case *c = cv;
   switch (k) {
   case K_START: return c->family == CSA_FAMILY_STATE ? 1 : 0;
   case K_DECODE: case K_BIAS: return 0;
@@ -37,24 +38,9 @@ static long long knob_floor(const csa_case *c, int k) {
 }
 
 /* What the bias broadcasts against: [B, heads, S of step 0, 128 + cap]. */
-static void bias_target(const csa_case *c, long long t[4]) {
+static void bias_target(const void *cv, long long t[4]) {
+  const csa_case *c = cv;
   t[0] = c->batch, t[1] = c->heads, t[2] = c->prefill, t[3] = CSA_DENSE_WINDOW + c->capacity;
-}
-
-static int csa128_reduce(const char *spec, int knob, shrink_how how, char *out, size_t len) {
-  csa_case c;
-  char err[512];
-  long long v, t, before[4], after[4];
-  if (cases_csa_parse(spec, &c, err, sizeof err) != 0) return -1;
-  v = knob == K_BIAS ? shrink_bias_level(c.bias_rank) : *knob_field(&c, knob);
-  if ((t = shrink_target(v, knob_floor(&c, knob), how)) >= v) return 1;
-  bias_target(&c, before);
-  if (knob == K_BIAS) shrink_bias_set_level(&c.bias_rank, c.bias_shape, t);
-  else *knob_field(&c, knob) = t;
-  bias_target(&c, after);
-  if (knob != K_BIAS) shrink_bias_follow(c.bias_rank, c.bias_shape, before, after);
-  if (cases_csa_format(&c, out, len) != 0) return -1;
-  return cases_csa_parse(out, &c, err, sizeof err) != 0 ? 1 : 0;
 }
 
 static int csa128_size(const char *spec, unsigned long long *bytes, char *err, size_t len) {
@@ -73,10 +59,27 @@ static int csa128_size(const char *spec, unsigned long long *bytes, char *err, s
   return 0;
 }
 
-static int canonical(const char *spec, char *out, size_t len, char *err, size_t err_len) {
-  csa_case c;
-  if (cases_csa_parse(spec, &c, err, err_len) != 0) return -1;
-  return cases_csa_format(&c, out, len) != 0 ? (snprintf(err, err_len, "spec too long"), -1) : 0;
+
+static long long knob_get(const void *cv, int k) {
+  csa_case *c = (csa_case *)cv; /* knob_field only reads here */
+  return k == K_BIAS ? shrink_bias_level(c->bias_rank) : *knob_field(c, k);
 }
 
-const shrink_family shrink_family_csa128 = {"csa128.", K_COUNT, knob_names, csa128_reduce, csa128_size, canonical};
+static void knob_set(void *cv, int k, long long v) {
+  csa_case *c = cv;
+  if (k == K_BIAS) shrink_bias_set_level(&c->bias_rank, c->bias_shape, v);
+  else *knob_field(c, k) = v;
+}
+
+static int parse(const char *spec, void *c, char *err, size_t len) { return cases_csa_parse(spec, c, err, len); }
+static int format(const void *c, char *out, size_t len) { return cases_csa_format(c, out, len); }
+
+static void bias(void *cv, int **rank, long long **shape) {
+  csa_case *c = cv;
+  *rank = &c->bias_rank, *shape = c->bias_shape;
+}
+
+static const shrink_case_ops ops = {sizeof(csa_case), K_BIAS,   parse,       format, knob_get,
+                                    knob_floor,       knob_set, bias_target, bias};
+
+const shrink_family shrink_family_csa128 = {"csa128.", K_COUNT, knob_names, &ops, csa128_size};

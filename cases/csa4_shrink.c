@@ -17,7 +17,8 @@ static const char *const knob_names[K_COUNT] = {"b",      "heads",  "iheads", "t
                                                 "prefill", "decode", "cap",    "outputs", "bias",   "mag"};
 
 /* mag counts down as values grow, so "smaller" is the same direction for every knob. */
-static long long knob_get(const csa4_case *c, int k) {
+static long long knob_get(const void *cv, int k) {
+  const csa4_case *c = cv;
   switch (k) {
   case K_B: return c->batch;
   case K_HEADS: return c->heads;
@@ -34,7 +35,8 @@ static long long knob_get(const csa4_case *c, int k) {
   }
 }
 
-static long long knob_floor(const csa4_case *c, int k) {
+static long long knob_floor(const void *cv, int k) {
+  const csa4_case *c = cv;
   switch (k) {
   case K_START: return c->family == CSA4_FAMILY_STATE ? 1 : 0;
   case K_DECODE: return 0;
@@ -44,7 +46,8 @@ static long long knob_floor(const csa4_case *c, int k) {
   }
 }
 
-static void knob_set(csa4_case *c, int k, long long v) {
+static void knob_set(void *cv, int k, long long v) {
+  csa4_case *c = cv;
   switch (k) {
   case K_B: c->batch = v; break;
   case K_HEADS: c->heads = v; break;
@@ -62,23 +65,9 @@ static void knob_set(csa4_case *c, int k, long long v) {
 }
 
 /* What the bias broadcasts against: [B, heads, S of step 0, 128 + topk]. */
-static void bias_target(const csa4_case *c, long long t[4]) {
+static void bias_target(const void *cv, long long t[4]) {
+  const csa4_case *c = cv;
   t[0] = c->batch, t[1] = c->heads, t[2] = c->prefill, t[3] = CSA_DENSE_WINDOW + c->topk;
-}
-
-static int csa4_reduce(const char *spec, int knob, shrink_how how, char *out, size_t len) {
-  csa4_case c;
-  char err[512];
-  long long v, t, before[4], after[4];
-  if (cases_csa4_parse(spec, &c, err, sizeof err) != 0) return -1;
-  v = knob_get(&c, knob);
-  if ((t = shrink_target(v, knob_floor(&c, knob), how)) >= v) return 1;
-  bias_target(&c, before);
-  knob_set(&c, knob, t);
-  bias_target(&c, after);
-  if (knob != K_BIAS) shrink_bias_follow(c.bias_rank, c.bias_shape, before, after);
-  if (cases_csa4_format(&c, out, len) != 0) return -1;
-  return cases_csa4_parse(out, &c, err, sizeof err) != 0 ? 1 : 0;
 }
 
 static int csa4_size(const char *spec, unsigned long long *bytes, char *err, size_t len) {
@@ -97,10 +86,16 @@ static int csa4_size(const char *spec, unsigned long long *bytes, char *err, siz
   return 0;
 }
 
-static int canonical(const char *spec, char *out, size_t len, char *err, size_t err_len) {
-  csa4_case c;
-  if (cases_csa4_parse(spec, &c, err, err_len) != 0) return -1;
-  return cases_csa4_format(&c, out, len) != 0 ? (snprintf(err, err_len, "spec too long"), -1) : 0;
+
+static int parse(const char *spec, void *c, char *err, size_t len) { return cases_csa4_parse(spec, c, err, len); }
+static int format(const void *c, char *out, size_t len) { return cases_csa4_format(c, out, len); }
+
+static void bias(void *cv, int **rank, long long **shape) {
+  csa4_case *c = cv;
+  *rank = &c->bias_rank, *shape = c->bias_shape;
 }
 
-const shrink_family shrink_family_csa4 = {"csa4.", K_COUNT, knob_names, csa4_reduce, csa4_size, canonical};
+static const shrink_case_ops ops = {sizeof(csa4_case), K_BIAS,   parse,       format, knob_get,
+                                    knob_floor,        knob_set, bias_target, bias};
+
+const shrink_family shrink_family_csa4 = {"csa4.", K_COUNT, knob_names, &ops, csa4_size};

@@ -19,7 +19,8 @@ enum { K_B, K_N, K_NKV, K_SQ, K_SC, K_SP, K_H, K_IH, K_K, K_STEPS, K_BIAS, K_COU
 
 static const char *const knob_names[K_COUNT] = {"b", "n", "nkv", "sq", "sc", "sp", "h", "ih", "k", "steps", "bias"};
 
-static long long knob_get(const is_case *c, int k) {
+static long long knob_get(const void *cv, int k) {
+  const is_case *c = cv;
   switch (k) {
   case K_B: return c->batch;
   case K_N: return c->num_heads;
@@ -35,7 +36,8 @@ static long long knob_get(const is_case *c, int k) {
   }
 }
 
-static long long knob_floor(const is_case *c, int k) {
+static long long knob_floor(const void *cv, int k) {
+  const is_case *c = cv;
   switch (k) {
   case K_NKV: return c->kv_num_heads ? 1 : 0; /* absent stays absent */
   case K_SP: case K_BIAS: return 0;
@@ -43,7 +45,8 @@ static long long knob_floor(const is_case *c, int k) {
   }
 }
 
-static void knob_set(is_case *c, int k, long long v) {
+static void knob_set(void *cv, int k, long long v) {
+  is_case *c = cv;
   int i;
   switch (k) {
   case K_B:
@@ -72,24 +75,10 @@ static void knob_set(is_case *c, int k, long long v) {
 }
 
 /* What the bias broadcasts against: [B, N, sq, cache] (cache: sp + sc, or sp at capacity). */
-static void bias_target(const is_case *c, long long t[4]) {
+static void bias_target(const void *cv, long long t[4]) {
+  const is_case *c = cv;
   t[0] = c->batch, t[1] = c->num_heads, t[2] = c->q_seq;
   t[3] = c->capacity ? c->past_seq : c->past_seq + c->current_seq;
-}
-
-static int is_reduce(const char *spec, int knob, shrink_how how, char *out, size_t len) {
-  is_case c;
-  char err[512];
-  long long v, t, before[4], after[4];
-  if (cases_is_parse(spec, &c, err, sizeof err) != 0) return -1;
-  v = knob_get(&c, knob);
-  if ((t = shrink_target(v, knob_floor(&c, knob), how)) >= v) return 1;
-  bias_target(&c, before);
-  knob_set(&c, knob, t);
-  bias_target(&c, after);
-  if (knob != K_BIAS) shrink_bias_follow(c.bias_rank, c.bias_shape, before, after);
-  if (cases_is_format(&c, out, len) != 0) return -1;
-  return cases_is_parse(out, &c, err, sizeof err) != 0 ? 1 : 0;
 }
 
 /* Bytes of n_in inputs; absent ones (DTYPE_NONE) and dims <= 0 count nothing. */
@@ -121,10 +110,16 @@ static int is_size(const char *spec, unsigned long long *bytes, char *err, size_
   return 0;
 }
 
-static int canonical(const char *spec, char *out, size_t len, char *err, size_t err_len) {
-  is_case c;
-  if (cases_is_parse(spec, &c, err, err_len) != 0) return -1;
-  return cases_is_format(&c, out, len) != 0 ? (snprintf(err, err_len, "spec too long"), -1) : 0;
+
+static int parse(const char *spec, void *c, char *err, size_t len) { return cases_is_parse(spec, c, err, len); }
+static int format(const void *c, char *out, size_t len) { return cases_is_format(c, out, len); }
+
+static void bias(void *cv, int **rank, long long **shape) {
+  is_case *c = cv;
+  *rank = &c->bias_rank, *shape = c->bias_shape;
 }
 
-const shrink_family shrink_family_is = {"is.", K_COUNT, knob_names, is_reduce, is_size, canonical};
+static const shrink_case_ops ops = {sizeof(is_case), K_BIAS,   parse,       format, knob_get,
+                                    knob_floor,      knob_set, bias_target, bias};
+
+const shrink_family shrink_family_is = {"is.", K_COUNT, knob_names, &ops, is_size};

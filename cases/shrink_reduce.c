@@ -6,6 +6,7 @@
 #include "cases/case_spec.h"
 #include "cases/spec_text.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 const shrink_family *shrink_family_of(const char *spec) {
@@ -18,10 +19,34 @@ const shrink_family *shrink_family_of(const char *spec) {
   return NULL;
 }
 
+/*
+** One knob one step toward its floor; a bias that broadcast against the old
+** shape follows the new one (unless the bias level is the knob itself).
+*/
 int shrink_reduce(const char *spec, int knob, shrink_how how, char *out, size_t len) {
   const shrink_family *f = shrink_family_of(spec);
+  const shrink_case_ops *ops = f ? f->ops : NULL;
+  char err[512];
+  long long v, t, before[4], after[4], *shape;
+  int rc = -1, *rank;
+  void *c;
   if (!f || knob < 0 || knob >= f->n_knobs || (unsigned)how >= SHRINK_HOW_COUNT) return -1;
-  return f->reduce(spec, knob, how, out, len);
+  if (!(c = malloc(ops->case_bytes))) return -1;
+  if (ops->parse(spec, c, err, sizeof err) != 0) goto done;
+  v = ops->get(c, knob);
+  rc = 1;
+  if ((t = shrink_target(v, ops->floor(c, knob), how)) >= v) goto done;
+  ops->bias_target(c, before);
+  ops->set(c, knob, t);
+  ops->bias_target(c, after);
+  ops->bias(c, &rank, &shape);
+  if (knob != ops->bias_knob) shrink_bias_follow(*rank, shape, before, after);
+  rc = -1;
+  if (ops->format(c, out, len) != 0) goto done;
+  rc = ops->parse(out, c, err, sizeof err) != 0 ? 1 : 0; /* a candidate the grammar refuses is none */
+done:
+  free(c);
+  return rc;
 }
 
 int shrink_spec_size(const char *spec, unsigned long long *bytes, char *err, size_t len) {
@@ -33,8 +58,16 @@ int shrink_spec_size(const char *spec, unsigned long long *bytes, char *err, siz
 
 int shrink_canonical(const char *spec, char *out, size_t len, char *err, size_t err_len) {
   const shrink_family *f = shrink_family_of(spec);
+  void *c;
+  int rc = -1;
   if (!f) return spec_set_err(err, err_len, "no case family for this spec"), -1;
-  return f->canonical(spec, out, len, err, err_len);
+  if (!(c = malloc(f->ops->case_bytes))) return spec_set_err(err, err_len, "out of memory"), -1;
+  if (f->ops->parse(spec, c, err, err_len) == 0) {
+    rc = f->ops->format(c, out, len) != 0 ? -1 : 0;
+    if (rc) spec_set_err(err, err_len, "spec too long");
+  }
+  free(c);
+  return rc;
 }
 
 long long shrink_target(long long v, long long lo, shrink_how how) {

@@ -22,16 +22,29 @@
 /* How far one step goes: to the floor, halfway there, or one less. */
 typedef enum shrink_how { SHRINK_HOW_MIN = 0, SHRINK_HOW_HALF, SHRINK_HOW_DEC, SHRINK_HOW_COUNT } shrink_how;
 
+/*
+** A family's parsed case seen through void pointers, so that reducing a knob
+** and canonicalising are written once (shrink_reduce.c) for every family.
+*/
+typedef struct shrink_case_ops {
+  size_t case_bytes; /* sizeof the family's parsed case */
+  int bias_knob;     /* the knob that sets the bias level itself */
+  int (*parse)(const char *spec, void *c, char *err, size_t len);
+  int (*format)(const void *c, char *out, size_t len);
+  long long (*get)(const void *c, int knob); /* "smaller" is lower for every knob */
+  long long (*floor)(const void *c, int knob);
+  void (*set)(void *c, int knob, long long v); /* with its couplings */
+  void (*bias_target)(const void *c, long long t[4]); /* the shape the bias broadcasts against */
+  void (*bias)(void *c, int **rank, long long **shape);
+} shrink_case_ops;
+
 typedef struct shrink_family {
   const char *prefix; /* "is.", "csa128.", "csa4." */
   int n_knobs;
   const char *const *knob_names; /* spec keys */
-  /* See shrink_reduce. */
-  int (*reduce)(const char *spec, int knob, shrink_how how, char *out, size_t len);
+  const shrink_case_ops *ops;
   /* See shrink_spec_size. */
   int (*size)(const char *spec, unsigned long long *bytes, char *err, size_t len);
-  /* See shrink_canonical. */
-  int (*canonical)(const char *spec, char *out, size_t len, char *err, size_t err_len);
 } shrink_family;
 
 extern const shrink_family shrink_family_is, shrink_family_csa128, shrink_family_csa4;

@@ -59,7 +59,7 @@ static int shrink_knob(shrink_state *st, const shrink_family *f, int k) {
   int how, n_tried = 0, any = 0, i, dup;
   for (how = 0; how < SHRINK_HOW_COUNT; how++) {
     if (st->r->tries >= st->o->max_tries) return (st->r->exhausted = 1), any;
-    if (f->reduce(st->r->spec, k, (shrink_how)how, cand, sizeof cand) != 0) continue;
+    if (shrink_reduce(st->r->spec, k, (shrink_how)how, cand, sizeof cand) != 0) continue;
     for (i = dup = 0; i < n_tried; i++) dup |= !strcmp(tried[i], cand);
     if (dup) continue;
     snprintf(tried[n_tried++], sizeof tried[0], "%s", cand);
