@@ -19,6 +19,7 @@ int cmd_nightly(int argc, char **argv);
 int cmd_shrink(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_db(int argc, char **argv);
+int cmd_worker(int argc, char **argv); /* hidden: bitgate run's worker process (worker.h) */
 
 /* bitgate's own version string, e.g. "0.1.0". */
 extern const char *bitgate_version;

@@ -54,6 +54,7 @@ int main(int argc, char **argv) {
     return EXIT_CODE_PASS;
   }
   if (!strcmp(argv[1], "--version")) return cmd_version(argc - 1, argv + 1);
+  if (!strcmp(argv[1], "worker")) return cmd_worker(argc - 1, argv + 1); /* hidden: run's worker process (worker.h) */
   for (i = 0; i < COMMAND_COUNT; i++)
     if (!strcmp(argv[1], commands[i].name)) return commands[i].run(argc - 1, argv + 1);
   fprintf(stderr, "bitgate: unknown command '%s' (try 'bitgate --help')\n", argv[1]);

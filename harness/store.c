@@ -15,6 +15,7 @@
 
 #include <sqlite3.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -307,6 +308,92 @@ int store_run_end(store *s, long long run_id, const char *status, int exit_code)
   return rc;
 }
 
+/* The text columns of runs that store_run_read copies, and where they go in store_provenance. */
+static const struct {
+  const char *zCol;
+  size_t off;
+} store_run_texts[] = {
+  {"git_rev", offsetof(store_provenance, git_rev)},
+  {"bitgate_version", offsetof(store_provenance, bitgate_version)},
+  {"kernel_hash", offsetof(store_provenance, kernel_hash)},
+  {"nvrtc_version", offsetof(store_provenance, nvrtc_version)},
+  {"nvrtc_options", offsetof(store_provenance, nvrtc_options)},
+  {"device_name", offsetof(store_provenance, device_name)},
+  {"compute_capability", offsetof(store_provenance, compute_capability)},
+  {"host", offsetof(store_provenance, host)},
+  {"suite", offsetof(store_provenance, suite)},
+  {"shard", offsetof(store_provenance, shard)},
+  {"command_line", offsetof(store_provenance, command_line)},
+};
+#define STORE_RUN_TEXT_COUNT ((int)(sizeof store_run_texts / sizeof store_run_texts[0]))
+
+/* Copies the text columns 4.. of st into out->text, pointing out->p's strings at them. */
+static void store_run_copy_texts(sqlite3_stmt *st, store_run_record *out) {
+  size_t used = 0;
+  for (int i = 0; i < STORE_RUN_TEXT_COUNT; i++) {
+    const char *z = (const char *)sqlite3_column_text(st, 4 + i), **pDst;
+    pDst = (const char **)(void *)((char *)&out->p + store_run_texts[i].off);
+    *pDst = NULL;
+    if (!z) continue; /* NULL stays NULL */
+    *pDst = out->text + used;
+    used += (size_t)snprintf(out->text + used, sizeof out->text - used, "%s", z) + 1;
+    if (used > sizeof out->text) used = sizeof out->text - 1; /* truncated: the last byte is the NUL */
+  }
+}
+
+int store_run_read(store *s, long long run_id, store_run_record *out) {
+  char zSql[512] = "SELECT status, oracle_version, numerics_version, driver_version";
+  sqlite3_stmt *st = NULL;
+  int rc, found = 0;
+  for (int i = 0; i < STORE_RUN_TEXT_COUNT; i++) /* column names are constants above, not input */
+    snprintf(zSql + strlen(zSql), sizeof zSql - strlen(zSql), ", %s", store_run_texts[i].zCol);
+  snprintf(zSql + strlen(zSql), sizeof zSql - strlen(zSql), " FROM runs WHERE id = ?1");
+  memset(out, 0, sizeof *out);
+  rc = store_prepare(s, zSql, &st);
+  if (!rc) rc = sqlite3_bind_int64(st, 1, run_id);
+  if (!rc && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+    snprintf(out->status, sizeof out->status, "%s", (const char *)sqlite3_column_text(st, 0));
+    out->p.oracle_version = sqlite3_column_int(st, 1);
+    out->p.numerics_version = sqlite3_column_int(st, 2);
+    out->p.driver_version = sqlite3_column_int(st, 3);
+    store_run_copy_texts(st, out);
+    found = 1;
+    rc = SQLITE_OK;
+  } else if (rc == SQLITE_DONE) {
+    rc = SQLITE_OK;
+  }
+  if (rc) store_fail_sqlite(s, rc, "cannot read run");
+  sqlite3_finalize(st);
+  return rc ? -1 : found ? 0 : 1;
+}
+
+int store_run_reopen(store *s, long long run_id) {
+  static const char zSql[] = "UPDATE runs SET status = 'running', ended_at = NULL, exit_code = NULL"
+                             " WHERE id = ?1 AND status IN ('running', 'error')";
+  sqlite3_stmt *st = NULL;
+  int rc = store_prepare(s, zSql, &st);
+  if (!rc) rc = sqlite3_bind_int64(st, 1, run_id);
+  if (!rc) rc = store_step_done(st);
+  if (!rc && sqlite3_changes(s->db) == 0) /* in one statement: no other process slips in between */
+    rc = store_fail(s, "run %lld cannot be reopened: no such run, or it has finished", run_id);
+  if (rc > 0) store_fail_sqlite(s, rc, "cannot reopen run");
+  sqlite3_finalize(st);
+  return rc;
+}
+
+int store_run_case_count(store *s, long long run_id, long long *n) {
+  sqlite3_stmt *st = NULL;
+  int rc = store_prepare(s, "SELECT count(DISTINCT case_id) FROM results WHERE run_id = ?1", &st);
+  if (!rc) rc = sqlite3_bind_int64(st, 1, run_id);
+  if (!rc && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+    *n = sqlite3_column_int64(st, 0);
+    rc = SQLITE_OK;
+  }
+  if (rc) store_fail_sqlite(s, rc, "cannot count cases");
+  sqlite3_finalize(st);
+  return rc;
+}
+
 /*
 ** Inserts the case unless its id is known.  A known id must carry the same
 ** spec: the id is a hash of the spec, so a difference means a collision or a
@@ -431,6 +518,48 @@ cleanup:
   }
   sqlite3_finalize(st);
   if (rc) store_tx_rollback(s);
+  return rc;
+}
+
+#define store_column_text(st, i) ((const char *)sqlite3_column_text(st, i))
+#define store_column_null(st, i) (sqlite3_column_type(st, i) == SQLITE_NULL)
+
+int store_results_each(store *s, long long run_id, const char *case_id,
+                       void (*each)(void *ctx, const store_result *row), void *ctx) {
+  static const char zSql[] =
+    "SELECT lane, step, status, tensor, flat_offset, coords, expected_hex, actual_hex, ulp_distance,"
+    " mismatch_count, nan_equivalent_count, oracle_ms, device_ms, message, stage"
+    " FROM results WHERE run_id = ?1 AND case_id = ?2 ORDER BY rowid";
+  sqlite3_stmt *st = NULL;
+  store_result r;
+  int rc = store_prepare(s, zSql, &st);
+  if (!rc) rc = sqlite3_bind_int64(st, 1, run_id);
+  if (!rc) rc = sqlite3_bind_text(st, 2, case_id, -1, SQLITE_STATIC);
+  while (!rc && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+    memset(&r, 0, sizeof r);
+    r.case_id = case_id;
+    r.lane = store_column_text(st, 0);
+    r.step = sqlite3_column_int(st, 1);
+    r.status = store_column_text(st, 2);
+    r.has_mismatch = !store_column_null(st, 4); /* bound only with a mismatch */
+    r.tensor = store_column_text(st, 3);
+    r.flat_offset = sqlite3_column_int64(st, 4);
+    r.coords = store_column_text(st, 5);
+    r.expected_hex = store_column_text(st, 6);
+    r.actual_hex = store_column_text(st, 7);
+    r.ulp_distance = store_column_null(st, 8) ? -1 : sqlite3_column_int64(st, 8);
+    r.mismatch_count = sqlite3_column_int64(st, 9);
+    r.nan_equivalent_count = sqlite3_column_int64(st, 10);
+    r.oracle_ms = store_column_null(st, 11) ? -1.0 : sqlite3_column_double(st, 11);
+    r.device_ms = store_column_null(st, 12) ? -1.0 : sqlite3_column_double(st, 12);
+    r.message = store_column_text(st, 13);
+    r.stage = store_column_text(st, 14);
+    each(ctx, &r);
+    rc = SQLITE_OK;
+  }
+  if (rc == SQLITE_DONE) rc = SQLITE_OK;
+  if (rc) store_fail_sqlite(s, rc, "cannot read results");
+  sqlite3_finalize(st);
   return rc;
 }
 

@@ -78,6 +78,32 @@ int store_run_begin(store *s, const store_provenance *p, long long *run_id);
 int store_run_end(store *s, long long run_id, const char *status, int exit_code);
 
 /*
+** A run as stored (store_run_read): its status and provenance.  The strings
+** of p point into text (NULL where the column is NULL, truncated when text
+** runs out) and live as long as the record.
+*/
+typedef struct store_run_record {
+  char status[16];
+  store_provenance p;
+  char text[8192];
+} store_run_record;
+
+/* Reads run run_id: 0 and *out filled, 1 when there is no such run, -1 on error. */
+int store_run_read(store *s, long long run_id, store_run_record *out);
+
+/*
+** Reopens a run that stopped before its end so that more results can be
+** appended (bitgate run --resume): status 'running' (it was killed) or
+** 'error' (a store failure stopped it) becomes 'running' with ended_at and
+** exit_code NULL.  A finished run ('passed', 'failed': a verdict was given)
+** or an unknown run_id is an error.
+*/
+int store_run_reopen(store *s, long long run_id);
+
+/* *n = the number of distinct cases with result rows in run_id. */
+int store_run_case_count(store *s, long long run_id, long long *n);
+
+/*
 ** Records a case (insert or ignore; first_run_id is the run that first saw
 ** it, NULL when run_id <= 0, e.g. for a corpus import).  A case id already stored with a different spec is an error: ids are
 ** hashes of the spec, so this is a collision or a generator bug.
@@ -123,6 +149,15 @@ typedef struct store_result {
 ** store_case_put first.
 */
 int store_results_commit(store *s, long long run_id, const store_result *rows, int n);
+
+/*
+** Calls each(ctx, row) for every result row of (run_id, case_id), in the
+** order they were stored; row and its strings live during the call only.
+** Columns stored NULL read back as the store_result contract writes them:
+** has_mismatch 0, ulp_distance -1, timings -1, strings NULL.
+*/
+int store_results_each(store *s, long long run_id, const char *case_id,
+                       void (*each)(void *ctx, const store_result *row), void *ctx);
 
 /*
 ** Stores a golden stage payload, zlib-compressed.  The key is (case_id,

@@ -13,9 +13,11 @@
 #include "harness/gate.h"
 #include "harness/progress.h"
 #include "harness/provenance.h"
+#include "harness/resume.h"
 #include "harness/session.h"
 #include "harness/store.h"
 #include "harness/suite.h"
+#include "harness/worker_pool.h"
 
 #include <fnmatch.h>
 #include <stdio.h>
@@ -26,7 +28,8 @@ static const suite_run_hooks no_hooks;
 
 static int parse_args(const char *cmd, const char *default_suite, int argc, char **argv, const suite_run_hooks *h,
                       suite_run_args *a) {
-  const char *lanes = NULL, *shard_text = NULL;
+  const char *lanes = NULL, *shard_text = NULL, *resume_text = NULL;
+  unsigned long long run;
   char err[256];
   int i, r;
   a->suite = default_suite;
@@ -34,9 +37,11 @@ static int parse_args(const char *cmd, const char *default_suite, int argc, char
   a->corpus = suite_default_dir();
   a->filter = NULL;
   a->require_gpu = 0;
+  a->resume_run = 0;
   a->lanes = LANE_ALL;
   gate_args_init(&a->gate);
   shard_all(&a->shard);
+  worker_args_init(&a->workers);
   for (i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--require-gpu")) a->require_gpu = 1;
     else if ((r = cli_option_value(cmd, argc, argv, &i, "--suite", &a->suite)) ||
@@ -45,7 +50,9 @@ static int parse_args(const char *cmd, const char *default_suite, int argc, char
              (r = cli_option_value(cmd, argc, argv, &i, "--lanes", &lanes)) ||
              (r = cli_option_value(cmd, argc, argv, &i, "--filter", &a->filter)) ||
              (r = cli_option_value(cmd, argc, argv, &i, "--shard", &shard_text)) ||
+             (r = cli_option_value(cmd, argc, argv, &i, "--resume", &resume_text)) ||
              (r = gate_option(cmd, argc, argv, &i, &a->gate)) ||
+             (r = worker_option(cmd, argc, argv, &i, &a->workers)) ||
              (h->option && (r = h->option(h->ctx, cmd, argc, argv, &i)))) {
       if (r < 0) return EXIT_CODE_USAGE;
     } else {
@@ -56,7 +63,14 @@ static int parse_args(const char *cmd, const char *default_suite, int argc, char
     return cli_usage_error(cmd, "--lanes: %s", err);
   if (shard_text && shard_parse(shard_text, &a->shard, err, sizeof err) != 0)
     return cli_usage_error(cmd, "--shard %s", err);
+  if (resume_text && (cli_parse_u64(resume_text, &run) != 0 || run < 1 || run > 1ull << 62))
+    return cli_usage_error(cmd, "--resume '%s': expected a run id (a positive number)", resume_text);
+  if (resume_text) a->resume_run = (long long)run;
   return EXIT_CODE_PASS;
+}
+
+int suite_run_parse(const char *cmd, const char *default_suite, int argc, char **argv, suite_run_args *a) {
+  return parse_args(cmd, default_suite, argc, argv, &no_hooks, a);
 }
 
 static void tally_report(suite_run_tally *t, const case_report *r) {
@@ -85,6 +99,10 @@ typedef struct suite_run_state {
   const shard *shard;
   progress pg;
   suite_run_tally t;
+  int resuming;            /* --resume RUN: cases RUN holds are recalled, not run */
+  long long resumed_cases; /* how many */
+  int use_workers;         /* cases run in worker processes (worker_pool.h) */
+  worker_pool_result pool; /* what they did */
 } suite_run_state;
 
 /* Fills id with spec's case id; true when this run takes the case (--filter, --shard). */
@@ -93,26 +111,81 @@ static int case_selected(const suite_run_state *st, const char *spec, char *id, 
   return (!st->filter || fnmatch(st->filter, id, 0) == 0) && shard_contains(st->shard, id);
 }
 
-/* Runs and records one case; returns 0, or -1 when the store failed. */
-static int run_one(suite_run_state *st, const char *spec) {
+/*
+** --resume (resume.h): RUN's stored rows of case id count as if it had just
+** run.  1 when RUN holds the case, 0 when it must run, -1 the store failed.
+*/
+static int case_recall(suite_run_state *st, const char *id) {
   static case_report report;
-  static store_result rows[CASE_MAX_ROWS];
-  char id[CASE_ID_MAX], family[64] = "", op[64] = "";
-  if (!case_selected(st, spec, id, sizeof id)) return 0;
+  int got = resume_case_report(st->db, st->run_id, id, &report);
+  if (got <= 0) return got;
+  gate_case_done(&st->gate, id, &report); /* the waivers and the baseline see every case of the run */
+  resume_count_frozen(&st->frozen, &report);
+  if (report.failed || gate_report_has_waived(&report)) progress_pause(&st->pg);
+  gate_print_rows(stdout, id, &report);
+  tally_report(&st->t, &report);
+  st->resumed_cases++;
+  return 1;
+}
+
+/* Takes a case for this run (id filled in): stores it, then before_case; 1, 0 not selected, -1 store failed. */
+static int case_take(suite_run_state *st, const char *spec, char *id, size_t id_len) {
+  char family[64] = "", op[64] = "";
+  int got;
+  if (!case_selected(st, spec, id, id_len)) return 0;
+  if (st->resuming && (got = case_recall(st, id)) != 0) return got < 0 ? -1 : 0; /* RUN holds it: not taken */
   case_spec_get(spec, "family", family, sizeof family);
   case_spec_get(spec, "op", op, sizeof op);
   if (store_case_put(st->db, id, op, family, spec, st->run_id) != 0) return -1;
   if (st->h->before_case) st->h->before_case(st->h->ctx, id, spec);
+  return 1;
+}
+
+/* Records a case that ran (here or in a worker); returns 0, or -1 when the store failed. */
+static int case_record(suite_run_state *st, const char *id, case_report *report) {
+  static store_result rows[CASE_MAX_ROWS];
+  if (st->h->after_case) st->h->after_case(st->h->ctx, id, report);
+  gate_case_done(&st->gate, id, report); /* waivers and baseline see every check's rows */
+  if (report->failed || gate_report_has_waived(report)) progress_pause(&st->pg); /* FAIL lines start on a clean line */
+  gate_print_rows(stdout, id, report);
+  tally_report(&st->t, report);
+  progress_case_done(&st->pg, report->failed);
+  case_report_to_store(report, id, rows);
+  return store_results_commit(st->db, st->run_id, rows, report->n);
+}
+
+/* Runs and records one case in this process; returns 0, or -1 when the store failed. */
+static int run_one(suite_run_state *st, const char *spec) {
+  static case_report report;
+  char id[CASE_ID_MAX];
+  int rc = case_take(st, spec, id, sizeof id);
+  if (rc <= 0) return rc;
   gate_case_run(&st->gate, &st->ses.env, id, spec, &report);
   if (st->frozen.checking) frozen_oracle_check_case(&st->frozen, id, &report);
-  if (st->h->after_case) st->h->after_case(st->h->ctx, id, &report);
-  gate_case_done(&st->gate, id, &report); /* waivers and baseline see every check's rows */
-  if (report.failed || gate_report_has_waived(&report)) progress_pause(&st->pg); /* FAIL lines start on a clean line */
-  gate_print_rows(stdout, id, &report);
-  tally_report(&st->t, &report);
-  progress_case_done(&st->pg, report.failed);
-  case_report_to_store(&report, id, rows);
-  return store_results_commit(st->db, st->run_id, rows, report.n);
+  return case_record(st, id, &report);
+}
+
+/* The worker pool's sink: a worker ran the case and its frozen-oracle check; the counts join ours. */
+static int pool_take(void *ctx, const char *spec, char *id, size_t id_len) { return case_take(ctx, spec, id, id_len); }
+static int pool_done(void *ctx, worker_reply *rep) {
+  suite_run_state *st = ctx;
+  st->frozen.cases_checked += rep->frozen_checked;
+  st->frozen.cases_changed += rep->frozen_changed;
+  st->frozen.cases_unpinned += rep->frozen_unpinned;
+  return case_record(st, rep->case_id, &rep->report);
+}
+
+/* Runs the suite's cases on workers; 0, -1 the store failed, -2 no worker started (printed). */
+static int run_on_workers(const char *cmd, suite_run_state *st, const suite_run_args *a, const suite *s, int argc,
+                          char **argv) {
+  const worker_pool_launch launch = {argc, argv, a->suite, a->corpus, a->lanes};
+  const worker_pool_sink sink = {st, pool_take, pool_done};
+  char err[1024];
+  int rc = worker_pool_run(&a->workers, &launch, s->specs, s->count, &sink, &st->pool, err, sizeof err);
+  st->ses.have_device = st->pool.have_device; /* the summary speaks of the workers' sessions */
+  snprintf(st->ses.device_reason, sizeof st->ses.device_reason, "%s", st->pool.device_reason);
+  if (rc == -2) fprintf(stderr, "bitgate %s: %s\n", cmd, err);
+  return rc;
 }
 
 /* The frozen-oracle check's summary line; returns 1 when the check failed. */
@@ -149,6 +222,7 @@ static void print_summary(const suite_run_state *st, const suite_run_args *a, do
       putchar('\n');
     }
   if (!st->ses.have_device) printf("  device lanes not run: %s\n", st->ses.device_reason);
+  if (st->use_workers) worker_pool_print(stdout, &st->pool);
 }
 
 /* Runs the loaded suite s; returns the exit code. */
@@ -160,7 +234,7 @@ static int run_suite(const char *cmd, suite_run_state *st, const suite_run_args 
   char err[1024];
   char id[CASE_ID_MAX];
   int i, rc, stale, hook_rc;
-  long long selected = 0;
+  long long selected = 0, recorded = 0;
   provenance_collect(&pv, a->suite, a->shard.text, argc, argv);
   if (store_open(a->db, &st->db, err, sizeof err) != 0) return cli_env_error(cmd, "%s", err);
   if ((rc = gate_open(&st->gate, &a->gate, cmd, a->corpus, st->db)) != EXIT_CODE_PASS) {
@@ -172,14 +246,20 @@ static int run_suite(const char *cmd, suite_run_state *st, const suite_run_args 
     return cli_env_error(cmd, "%s", err);
   }
   clock_gettime(CLOCK_MONOTONIC, &t0);
-  rc = store_run_begin(st->db, &pv.p, &st->run_id);
+  if (!(st->resuming = a->resume_run != 0)) {
+    rc = store_run_begin(st->db, &pv.p, &st->run_id);
+  } else if ((rc = resume_reopen(cmd, st->db, st->run_id = a->resume_run, &pv.p, &recorded)) != EXIT_CODE_PASS) {
+    store_close(st->db);
+    return rc;
+  }
   for (i = 0; i < s->count; i++) selected += case_selected(st, s->specs[i], id, sizeof id);
-  progress_begin_stderr(&st->pg, selected);
-  for (i = 0; rc == 0 && i < s->count; i++) rc = run_one(st, s->specs[i]);
+  progress_begin_stderr(&st->pg, selected > recorded ? selected - recorded : 0); /* what is left to run */
+  if (rc == 0 && st->use_workers) rc = run_on_workers(cmd, st, a, s, argc, argv);
+  for (i = 0; rc == 0 && !st->use_workers && i < s->count; i++) rc = run_one(st, s->specs[i]);
   progress_end(&st->pg);
   clock_gettime(CLOCK_MONOTONIC, &t1);
   if (rc != 0) {
-    fprintf(stderr, "bitgate %s: recording results failed: %s\n", cmd, store_errmsg(st->db));
+    if (rc != -2) fprintf(stderr, "bitgate %s: recording results failed: %s\n", cmd, store_errmsg(st->db));
     store_run_end(st->db, st->run_id, "error", EXIT_CODE_ENV);
     store_close(st->db);
     return EXIT_CODE_ENV;
@@ -189,6 +269,8 @@ static int run_suite(const char *cmd, suite_run_state *st, const suite_run_args 
   res.run_id = st->run_id;
   res.seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
   print_summary(st, a, res.seconds);
+  if (st->resuming)
+    printf("  resumed: %lld cases recorded before, %lld run now\n", st->resumed_cases, st->t.cases - st->resumed_cases);
   stale = print_frozen(&st->frozen, a);
   const int failing = gate_end(&st->gate, a->suite, st->t.failed_cases, stdout);
   hook_rc = st->h->end ? st->h->end(st->h->ctx, &res) : EXIT_CODE_PASS;
@@ -198,6 +280,24 @@ static int run_suite(const char *cmd, suite_run_state *st, const suite_run_args 
   store_run_end(st->db, st->run_id, rc ? "failed" : "passed", rc);
   store_close(st->db);
   return rc;
+}
+
+/*
+** --resume RUN (resume.h): the options become RUN's recorded ones, then those
+** given now on top, which may only repeat them; --db stays the one given now.
+*/
+static resume_cmdline resume_cl; /* the options' strings point into it */
+static int resume_args(const char *cmd, const char *default_suite, int argc, char **argv, const suite_run_hooks *h,
+                       suite_run_args *a) {
+  suite_run_args recorded;
+  const char *db = a->db;
+  long long run = a->resume_run;
+  int rc = resume_load(cmd, db, run, argc, argv, &resume_cl);
+  if (rc == EXIT_CODE_PASS) rc = parse_args(cmd, default_suite, resume_cl.n_recorded, resume_cl.argv, h, &recorded);
+  if (rc == EXIT_CODE_PASS) rc = parse_args(cmd, default_suite, resume_cl.n_all, resume_cl.argv, h, a);
+  a->db = db;
+  a->resume_run = run;
+  return rc == EXIT_CODE_PASS ? resume_compare(cmd, run, a, &recorded) : rc;
 }
 
 int suite_run_main(const char *cmd, const char *help, const char *default_suite, int argc, char **argv,
@@ -213,9 +313,17 @@ int suite_run_main(const char *cmd, const char *help, const char *default_suite,
     if (cli_is_help(argv[i])) {
       fputs(help, stdout);
       fputs(gate_options_help, stdout);
+      if (st.h == &no_hooks) fputs(worker_options_help, stdout);
+      fputs(resume_options_help, stdout);
       return EXIT_CODE_PASS;
     }
   if ((rc = parse_args(cmd, default_suite, argc, argv, st.h, &a)) != EXIT_CODE_PASS) return rc;
+  if (a.resume_run) { /* RUN's options from here on, workers included: they parse argv */
+    if ((rc = resume_args(cmd, default_suite, argc, argv, st.h, &a)) != EXIT_CODE_PASS) return rc;
+    argc = resume_cl.n_all, argv = resume_cl.argv;
+  }
+  if (a.workers.mode == WORKER_MODE_ON && st.h != &no_hooks) /* hooks keep state here (nightly's golden counts) */
+    return cli_usage_error(cmd, "--workers: bitgate %s runs its cases in-process", cmd);
   st.filter = a.filter;
   st.shard = &a.shard;
   if (suite_load(a.corpus, a.suite, &s, err, sizeof err) != 0) return cli_env_error(cmd, "%s", err);
@@ -224,7 +332,8 @@ int suite_run_main(const char *cmd, const char *help, const char *default_suite,
     suite_free(&s);
     return cli_env_error(cmd, "%s", err);
   }
-  if (session_open(&st.ses, a.lanes, a.require_gpu) != 0) {
+  st.use_workers = st.h == &no_hooks && worker_pool_wanted(&a.workers);
+  if (!st.use_workers && session_open(&st.ses, a.lanes, a.require_gpu) != 0) {
     rc = cli_env_error(cmd, "a GPU is required (--require-gpu) but none is usable: %s", st.ses.device_reason);
   } else {
     if (st.frozen.checking) frozen_oracle_attach(&st.frozen, &st.ses.env);

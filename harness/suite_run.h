@@ -13,6 +13,7 @@
 #include "harness/case_runner.h"
 #include "harness/gate.h"
 #include "harness/shard.h"
+#include "harness/worker_pool.h"
 
 #include <stddef.h>
 
@@ -20,8 +21,10 @@ typedef struct suite_run_args {
   const char *suite, *db, *corpus, *filter;
   lane_mask lanes;
   int require_gpu;
+  long long resume_run; /* --resume RUN (harness/resume.h); 0: a new run */
   gate_args gate; /* --repeat, --known-failures, --baseline (harness/gate.h) */
   shard shard; /* --shard K/N (harness/shard.h); 1/1 without it */
+  worker_args workers; /* --workers, --in-process, --devices, --timeout (harness/worker_pool.h) */
 } suite_run_args;
 
 typedef struct suite_run_tally {
@@ -59,6 +62,13 @@ typedef struct suite_run_hooks {
 ** --suite.  hooks may be NULL, as may each of its functions.  Returns the
 ** exit code.
 */
+/*
+** Parses run's own options (argv[0] is the command) into a, as
+** suite_run_main does, without any hook's options; returns the exit code.
+** The worker process (cmd_worker.c) reads its parent's options with it.
+*/
+int suite_run_parse(const char *cmd, const char *default_suite, int argc, char **argv, suite_run_args *a);
+
 int suite_run_main(const char *cmd, const char *help, const char *default_suite, int argc, char **argv,
                    const suite_run_hooks *hooks);
 
