@@ -3,6 +3,7 @@
 # (golden payloads are compressed on parallel.c's workers).
 set(BITGATE_STORE_SOURCES
   ${CMAKE_SOURCE_DIR}/harness/store.c
+  ${CMAKE_SOURCE_DIR}/harness/store_rows.c
   ${CMAKE_SOURCE_DIR}/harness/store_schema.c
   ${CMAKE_SOURCE_DIR}/harness/store_golden.c
   ${CMAKE_SOURCE_DIR}/harness/parallel.c)
