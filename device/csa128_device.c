@@ -8,11 +8,14 @@
 ** to variables of exactly the kernel's parameter types (long long, int,
 ** float, pointers).  The plumbing both CSA launchers share (attributes,
 ** pool, contract, cursor readback, scratch slots, grids) is
-** csa_device_common.c.
+** csa_device_common.c.  The reference variant (device_variant.h) loads
+** csa128_compress and csa128_attention from csa128_reference.cu, same names
+** and arguments, and launches the compressor with one thread per batch row.
 */
 #include "device/csa128_device.h"
 #include "device/csa_device_common.h"
 #include "device/kernels/csa128_abi.h"
+#include "device/kernels/reference_abi.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +42,7 @@ static const char *const csa128_kernel_names[CSA128_K_COUNT] = {
 struct device_csa128 {
   csa_device_base base;
   void *kernels[CSA128_K_COUNT];
+  device_variant variant;
 };
 
 /* Device addresses of one execute's tensors and scratch. */
@@ -54,7 +58,14 @@ typedef struct csa128_buffers {
 
 int device_csa128_create(device_runtime *rt, const csa_attrs *attrs, device_csa128 **out,
                          char *err, size_t err_len) {
+  return device_csa128_create_variant(rt, attrs, DEVICE_VARIANT_FAST, out, err, err_len);
+}
+
+int device_csa128_create_variant(device_runtime *rt, const csa_attrs *attrs, device_variant variant,
+                                 device_csa128 **out, char *err, size_t err_len) {
+  static const int reference_ids[] = {CSA128_K_COMPRESS, CSA128_K_ATTENTION}; /* the state copy stays */
   device_csa128 *k = calloc(1, sizeof *k);
+  size_t i;
   *out = NULL;
   if (!k) {
     snprintf(err, err_len, "device_csa128_create: out of memory");
@@ -65,6 +76,14 @@ int device_csa128_create(device_runtime *rt, const csa_attrs *attrs, device_csa1
     free(k);
     return 1;
   }
+  k->variant = variant;
+  for (i = 0; variant == DEVICE_VARIANT_REFERENCE && i < sizeof reference_ids / sizeof *reference_ids; i++)
+    if (device_runtime_kernel(rt, CSA128_REFERENCE_FILE, csa128_kernel_names[reference_ids[i]],
+                              &k->kernels[reference_ids[i]])) {
+      snprintf(err, err_len, "%s", device_runtime_error(rt));
+      device_csa128_destroy(k);
+      return 1;
+    }
   *out = k;
   return 0;
 }
@@ -163,7 +182,8 @@ static int csa128_launch_compress(device_csa128 *k, const csa_dims *d, const csa
                   &cache,  &total,  &batch,         &seq,           &kv_len,
                   &past_capacity, &present_capacity, &cache_fp8};
   if (batch == 0 || seq == 0) return 0; /* csa128_run bounded batch by the grid */
-  return csa128_launch(k, CSA128_K_COMPRESS, (unsigned long long)batch, CSA128_COMPRESS_THREADS,
+  return csa128_launch(k, CSA128_K_COMPRESS, (unsigned long long)batch,
+                       k->variant == DEVICE_VARIANT_REFERENCE ? REF_SERIAL_THREADS : CSA128_COMPRESS_THREADS,
                        args);
 }
 
@@ -187,8 +207,8 @@ static int csa128_launch_attention(device_csa128 *k, const csa_dims *d, const cs
                   &scale};
   long long rows = batch * seq * heads;
   if (rows == 0) return 0;
-  return csa128_launch(k, CSA128_K_ATTENTION, csa_device_blocks(rows), CSA128_ATTN_THREADS,
-                       args);
+  return csa128_launch(k, CSA128_K_ATTENTION, csa_device_blocks(rows),
+                       k->variant == DEVICE_VARIANT_REFERENCE ? REF_ATTN_THREADS : CSA128_ATTN_THREADS, args);
 }
 
 /* The launches after the metadata passed the contract. */

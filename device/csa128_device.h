@@ -44,6 +44,7 @@
 #define DEVICE_CSA128_DEVICE_H
 
 /* device_tensor (a tensor's metadata plus its device address) lives there. */
+#include "device/device_variant.h"
 #include "device/index_share_device.h"
 #include "device/runtime.h"
 #include "oracle/csa.h"
@@ -69,6 +70,15 @@ typedef struct device_csa128 device_csa128;
 */
 int device_csa128_create(device_runtime *rt, const csa_attrs *attrs, device_csa128 **out,
                          char *err, size_t err_len);
+
+/*
+** As device_csa128_create, with the kernel variant (device_variant.h): FAST
+** is csa128.cu; REFERENCE takes csa128_compress (one thread per batch row)
+** and csa128_attention (thread 0 scores a row) from csa128_reference.cu and
+** the state copy from csa128.cu.  Same contract, scratch and outputs.
+*/
+int device_csa128_create_variant(device_runtime *rt, const csa_attrs *attrs, device_variant variant,
+                                 device_csa128 **out, char *err, size_t err_len);
 
 /* Frees the pool; k may be NULL. */
 void device_csa128_destroy(device_csa128 *k);

@@ -9,6 +9,11 @@
 ** arguments are passed as cudaLaunchKernel wants them, an array of pointers
 ** to variables of exactly the parameters' types.
 **
+** Variants (device_variant.h): the reference one loads six kernels from
+** csa4_reference.cu under the same names and argument lists, and launches
+** them with its own geometry (one thread per batch row or (b, s) row, or
+** REF_ATTN_THREADS for the attention); nothing else differs.
+**
 ** Scratch slots: the four stage payloads (csa4_stage_slot) and "weights",
 ** the attention's exps and probabilities (kept apart from "scores" so that
 ** the CandidateAssembly payload survives the softmax).
@@ -17,6 +22,7 @@
 #include "device/csa_device_common.h"
 #include "device/kernels/csa128_abi.h"
 #include "device/kernels/csa4_abi.h"
+#include "device/kernels/reference_abi.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,6 +63,10 @@ static const char *const csa4_kernel_names[CSA4_K_COUNT] = {
     [CSA4_K_BROADCAST] = CSA4_KERNEL_BROADCAST, [CSA4_K_ATTENTION] = CSA4_KERNEL_ATTENTION,
 };
 
+/* The kernels csa4_reference.cu replaces; state copy and broadcast stay csa4.cu's in both variants. */
+static const int csa4_reference_ids[] = {CSA4_K_MAIN,  CSA4_K_INDEX,  CSA4_K_QUERY,
+                                         CSA4_K_SCORE, CSA4_K_SELECT, CSA4_K_ATTENTION};
+
 static const char *const csa4_stage_slot[CSA4_STAGE_COUNT] = {
     [CSA4_STAGE_INDEX_QUERY] = "index_query",
     [CSA4_STAGE_INDEX_SCORES] = "index_scores",
@@ -70,6 +80,7 @@ enum csa4_group { CSA4_G_INDEX, CSA4_G_MAIN, CSA4_G_SELECT, CSA4_G_ATTENTION, CS
 struct device_csa4 {
   csa_device_base base;
   void *kernels[CSA4_K_COUNT];
+  device_variant variant;
   size_t stage_bytes[CSA4_STAGE_COUNT]; /* of the last successful eager execute */
 };
 
@@ -89,7 +100,13 @@ typedef struct csa4_step {
 
 int device_csa4_create(device_runtime *rt, const csa_attrs *attrs, device_csa4 **out, char *err,
                        size_t err_len) {
+  return device_csa4_create_variant(rt, attrs, DEVICE_VARIANT_FAST, out, err, err_len);
+}
+
+int device_csa4_create_variant(device_runtime *rt, const csa_attrs *attrs, device_variant variant,
+                               device_csa4 **out, char *err, size_t err_len) {
   device_csa4 *k = calloc(1, sizeof *k);
+  size_t i;
   *out = NULL;
   if (!k) {
     snprintf(err, err_len, "device_csa4_create: out of memory");
@@ -100,6 +117,14 @@ int device_csa4_create(device_runtime *rt, const csa_attrs *attrs, device_csa4 *
     free(k);
     return 1;
   }
+  k->variant = variant;
+  for (i = 0; variant == DEVICE_VARIANT_REFERENCE && i < sizeof csa4_reference_ids / sizeof *csa4_reference_ids; i++)
+    if (device_runtime_kernel(rt, CSA4_REFERENCE_FILE, csa4_kernel_names[csa4_reference_ids[i]],
+                              &k->kernels[csa4_reference_ids[i]])) {
+      snprintf(err, err_len, "%s", device_runtime_error(rt));
+      device_csa4_destroy(k);
+      return 1;
+    }
   *out = k;
   return 0;
 }
@@ -249,10 +274,12 @@ static int csa4_launch_compress(device_csa4 *k, csa4_step *st, int index_stream)
                  "index compressor inputs are kv, gate, ape, norm in a row");
   _Static_assert(CSA_IN_COMPRESSOR_NORM == CSA_IN_COMPRESSOR_KV + 3,
                  "main compressor inputs are kv, gate, ape, norm in a row");
+  const unsigned threads = k->variant == DEVICE_VARIANT_REFERENCE ? REF_SERIAL_THREADS
+                           : index_stream                         ? CSA4_INDEX_THREADS
+                                                                  : CSA4_MAIN_THREADS;
   if (st->shape.seq == 0) return 0;
-  return csa4_launch(k, index_stream ? CSA4_K_INDEX : CSA4_K_MAIN,
-                     csa_device_blocks(st->shape.batch),
-                     index_stream ? CSA4_INDEX_THREADS : CSA4_MAIN_THREADS, args);
+  return csa4_launch(k, index_stream ? CSA4_K_INDEX : CSA4_K_MAIN, csa_device_blocks(st->shape.batch),
+                     threads, args);
 }
 
 /* Index-query finalize (CSA4_PART_QUERY), scoring (_SCORE), selection and (6 outputs) the broadcast (_SELECT). */
@@ -268,12 +295,17 @@ static int csa4_launch_select(device_csa4 *k, csa4_step *st, int part) {
   void *broadcast_args[] = {&st->shape, &selection, &selected, &total};
   const long long rows = p->batch * p->seq;
   const long long tiles = (p->index_present_capacity + CSA4_SCORE_THREADS - 1) / CSA4_SCORE_THREADS;
+  if (k->variant == DEVICE_VARIANT_REFERENCE && part != CSA4_PART_SELECT) /* one thread a (b, s) row */
+    return csa4_launch(k, part == CSA4_PART_QUERY ? CSA4_K_QUERY : CSA4_K_SCORE, csa_device_blocks(rows),
+                       REF_SERIAL_THREADS, part == CSA4_PART_QUERY ? query_args : score_args);
   if (part == CSA4_PART_QUERY)
     return csa4_launch(k, CSA4_K_QUERY, csa_device_blocks(rows * p->index_heads), CSA4_QUERY_THREADS,
                        query_args);
   if (part == CSA4_PART_SCORE)
     return csa4_launch(k, CSA4_K_SCORE, csa_device_blocks(rows * tiles), CSA4_SCORE_THREADS, score_args);
-  return csa4_launch(k, CSA4_K_SELECT, csa_device_blocks(rows), CSA4_SELECT_THREADS, select_args) ||
+  return csa4_launch(k, CSA4_K_SELECT, csa_device_blocks(rows),
+                     k->variant == DEVICE_VARIANT_REFERENCE ? REF_SERIAL_THREADS : CSA4_SELECT_THREADS,
+                     select_args) ||
          (st->has_selected &&
           csa4_launch(k, CSA4_K_BROADCAST,
                       csa_device_grid(rows * p->index_heads * p->topk, CSA4_BROADCAST_THREADS),
@@ -291,7 +323,7 @@ static int csa4_launch_attention(device_csa4 *k, csa4_step *st) {
   void *args[] = {&st->shape, &query, &current_kv, &cache, &selection, &sink,
                   &bias,      &y,     &scores,     &weights, &total};
   return csa4_launch(k, CSA4_K_ATTENTION, csa_device_blocks(p->batch * p->seq * p->heads),
-                     CSA4_ATTN_THREADS, args);
+                     k->variant == DEVICE_VARIANT_REFERENCE ? REF_ATTN_THREADS : CSA4_ATTN_THREADS, args);
 }
 
 static int csa4_launch_part(device_csa4 *k, csa4_step *st, int part) {

@@ -38,6 +38,7 @@
 #define DEVICE_CSA4_DEVICE_H
 
 #include "device/csa128_device.h" /* enum device_csa128_rc (DEVICE_CSA_OK, ...) */
+#include "device/device_variant.h"
 #include "device/index_share_device.h"
 #include "device/runtime.h"
 #include "oracle/csa.h"
@@ -61,6 +62,16 @@ typedef enum csa4_stage {
 
 int device_csa4_create(device_runtime *rt, const csa_attrs *attrs, device_csa4 **out, char *err,
                        size_t err_len);
+
+/*
+** As device_csa4_create, with the kernel variant (device_variant.h): FAST is
+** csa4.cu; REFERENCE takes the compressions, the index query, scoring,
+** selection and the attention from csa4_reference.cu (the seed's serial
+** design, one thread per batch row or (b, s) row) and the state copy and
+** broadcast from csa4.cu.  Same contract, scratch and stage payloads.
+*/
+int device_csa4_create_variant(device_runtime *rt, const csa_attrs *attrs, device_variant variant,
+                               device_csa4 **out, char *err, size_t err_len);
 void device_csa4_destroy(device_csa4 *k);
 
 /*

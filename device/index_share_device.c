@@ -7,13 +7,15 @@
 ** passed as cudaLaunchKernel wants them: an array of pointers to variables of
 ** exactly the kernel's parameter types (long long, int, float, pointers).
 **
-** The stage API built on these launches (stage names, the score trace, the
+** The instance's creation (which module each kernel comes from, by variant)
+** is index_share_create.c.  The stage API built on these launches (stage names, the score trace, the
 ** stage runs, stage_copy, the payload rule) is in index_share_stages.c; the
 ** instance and execute with a part are shared through index_share_internal.h.
 */
 #include "device/index_share_device.h"
 #include "device/index_share_internal.h"
 #include "device/kernels/index_share_abi.h"
+#include "device/kernels/reference_abi.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -30,14 +32,6 @@ _Static_assert(IS_RULE_ALL_PADDING == INDEX_RULE_ALL_PADDING, "rule codes drifte
 _Static_assert(IS_LATCH_INDEX_BIT == INDEX_SHARE_LATCH_BIT, "latch bit drifted");
 
 #define IS_MAX_GRID (1ull << 20) /* grid-stride / block-stride loops cover the rest */
-
-static const char *const is_kernel_names[IS_K_COUNT] = {
-    [IS_K_FRONTIER] = IS_KERNEL_FRONTIER,
-    [IS_K_PRESENT] = IS_KERNEL_PRESENT,
-    [IS_K_PRESENT_CAPACITY] = IS_KERNEL_PRESENT_CAPACITY,
-    [IS_K_VALIDATE] = IS_KERNEL_VALIDATE,
-    [IS_K_ROWS] = IS_KERNEL_ROWS,
-};
 
 /* Records a device failure in err and returns DEVICE_IS_FAILED. */
 static int is_failed(device_index_share *k, op_error *err, const char *what) {
@@ -70,35 +64,7 @@ static int is_bytes(long long a, long long b, long long c, size_t d, size_t *out
   return 0;
 }
 
-/* ---- life cycle ---------------------------------------------------------------- */
-
-int device_index_share_create(device_runtime *rt, const index_share_attrs *attrs,
-                              device_index_share **out, char *err, size_t err_len) {
-  device_index_share *k = calloc(1, sizeof *k);
-  int i;
-  *out = NULL;
-  if (!k) {
-    snprintf(err, err_len, "device_index_share_create: out of memory");
-    return 1;
-  }
-  k->rt = rt;
-  k->attrs = *attrs;
-  if (device_pool_create(rt, &k->pool)) goto fail;
-  for (i = 0; i < IS_K_COUNT; i++)
-    if (device_runtime_kernel(rt, IS_KERNEL_FILE, is_kernel_names[i], &k->kernels[i])) goto fail;
-  *out = k;
-  return 0;
-fail:
-  snprintf(err, err_len, "%s", device_runtime_error(rt));
-  device_index_share_destroy(k);
-  return 1;
-}
-
-void device_index_share_destroy(device_index_share *k) {
-  if (!k) return;
-  device_pool_destroy(k->pool);
-  free(k);
-}
+/* ---- the instance (created in index_share_create.c) ---------------------------- */
 
 device_runtime *device_index_share_runtime(device_index_share *k) { return k->rt; }
 
@@ -135,11 +101,8 @@ static int is_check_pointers(const device_tensor *const *inputs, int n_inputs,
     const device_tensor *t = i < n_inputs ? inputs[i] : outputs[i - n_inputs];
     if (!t || t->meta.dt == DTYPE_NONE || tensor_bytes(&t->meta) == 0 || t->dptr) continue;
     op_error_clear(err);
-    if (i < n_inputs)
-      snprintf(err->message, sizeof err->message, "IndexShare device: input %d has no device pointer", i);
-    else
-      snprintf(err->message, sizeof err->message, "IndexShare device: output %d has no device pointer",
-               i - n_inputs);
+    snprintf(err->message, sizeof err->message, "IndexShare device: %s %d has no device pointer",
+             i < n_inputs ? "input" : "output", i < n_inputs ? i : i - n_inputs);
     return DEVICE_IS_FAILED;
   }
   return DEVICE_IS_OK;
@@ -218,6 +181,8 @@ static int is_launch_frontier(device_index_share *k, const index_share_dims *d,
   void *args[] = {&bias,  &storage, &bd0,    &bd1,      &bd2,       &bd3,        &batch,
                   &q_heads, &q_seq, &cache_seq, &current_seq, &valid_len, &write_pos};
   if (batch == 0) return 0;
+  if (k->variant == DEVICE_VARIANT_REFERENCE) /* one thread per batch */
+    return is_launch(k, IS_K_FRONTIER, is_grid(batch, REF_IS_FRONTIER_THREADS), REF_IS_FRONTIER_THREADS, args);
   return is_launch(k, IS_K_FRONTIER, (unsigned long long)batch, IS_FRONTIER_THREADS, args);
 }
 
@@ -281,7 +246,7 @@ static int is_launch_rows(device_index_share *k, const index_share_dims *d,
   long long rows = batch * q_heads * q_seq;
   if (rows == 0) return 0;
   return is_launch(k, IS_K_ROWS, rows > (long long)IS_MAX_GRID ? IS_MAX_GRID : (unsigned long long)rows,
-                   IS_ROW_THREADS, args);
+                   k->variant == DEVICE_VARIANT_REFERENCE ? REF_IS_ROW_THREADS : IS_ROW_THREADS, args);
 }
 
 /* The oracle's words for a rule, from one validation record. */

@@ -38,6 +38,7 @@
 #ifndef DEVICE_INDEX_SHARE_DEVICE_H
 #define DEVICE_INDEX_SHARE_DEVICE_H
 
+#include "device/device_variant.h"
 #include "device/runtime.h"
 #include "oracle/index_share.h"
 #include "oracle/op_error.h"
@@ -69,6 +70,17 @@ typedef struct device_index_share device_index_share;
 */
 int device_index_share_create(device_runtime *rt, const index_share_attrs *attrs,
                               device_index_share **out, char *err, size_t err_len);
+
+/*
+** As device_index_share_create, with the kernel variant (device_variant.h):
+** FAST is index_share.cu; REFERENCE takes index_share_frontier (one thread
+** per batch) and index_share_rows (thread 0 takes the softmax) from
+** index_share_reference.cu, the present builds and validation from
+** index_share.cu.  Same contract, scratch and stage payloads.
+*/
+int device_index_share_create_variant(device_runtime *rt, const index_share_attrs *attrs,
+                                      device_variant variant, device_index_share **out, char *err,
+                                      size_t err_len);
 
 /* Frees the pool; k may be NULL. */
 void device_index_share_destroy(device_index_share *k);

@@ -15,6 +15,9 @@
 enum is_kernel_id { IS_K_FRONTIER, IS_K_PRESENT, IS_K_PRESENT_CAPACITY, IS_K_VALIDATE, IS_K_ROWS,
                     IS_K_COUNT };
 
+/* The kernels' names by id (index_share_create.c), the same in both variants' modules. */
+extern const char *const is_kernel_names[IS_K_COUNT];
+
 /* Device addresses of one execute's tensors and scratch. */
 typedef struct is_buffers {
   const void *query, *key, *value, *past_key, *past_value, *indices, *bias;
@@ -32,6 +35,7 @@ struct device_index_share {
   index_share_attrs attrs;
   device_pool *pool;
   void *kernels[IS_K_COUNT];
+  device_variant variant; /* which module the frontier and rows kernels come from */
   int warmed, trace;
   /* the last eager call, for device_index_share_stage_copy */
   index_share_dims last_dims;

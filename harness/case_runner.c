@@ -85,7 +85,64 @@ int case_check_spec(const char *spec, char *err, size_t err_len) {
   return -1;
 }
 
+int runner_env_set_variant(runner_env *env, const char *text) {
+  device_variant v = DEVICE_VARIANT_FAST;
+  const int both = !strcmp(text, "both");
+  if (!both && device_variant_parse(text, &v) != 0) return -1;
+  if (env) env->variant = v, env->both_variants = both;
+  return 0;
+}
+
+static int case_run_variant(runner_env *env, const char *case_id, const char *spec, case_report *out);
+
+/*
+** --variant both (runner_env_set_variant): the fast pass into out, then the
+** device lanes with the reference kernels, appended as LANE@ref rows.
+*/
+static int case_run_both(runner_env *env, const char *case_id, const char *spec, case_report *out) {
+  static case_report ref; /* large; case_run is not reentrant anyway (suite_run.c's static reports) */
+  runner_env renv = *env;
+  int rc = case_run_variant(env, case_id, spec, out), i, j;
+  renv.variant = DEVICE_VARIANT_REFERENCE;
+  renv.both_variants = 0;
+  renv.lanes &= ~LANE_BIT(LANE_ORACLE);
+  renv.payload = NULL, renv.oracle_outcome = NULL; /* the fast pass already handed them over */
+  case_run_variant(&renv, case_id, spec, &ref);
+  for (i = 0; i < ref.n; i++) {
+    const result_row *fast = NULL;
+    result_row *row;
+    for (j = 0; j < out->n && !fast; j++)
+      if (!strcmp(out->rows[j].lane, ref.rows[i].lane) && out->rows[j].step == ref.rows[i].step) fast = &out->rows[j];
+    if (out->n == CASE_MAX_ROWS) { /* no room left: the last row says so, and the case fails */
+      row = &out->rows[CASE_MAX_ROWS - 1];
+      snprintf(row->status, sizeof row->status, "fail");
+      snprintf(row->message, sizeof row->message, "--variant both: more than %d rows; run --variant reference alone",
+               CASE_MAX_ROWS);
+      out->failed++;
+      break;
+    }
+    row = &out->rows[out->n++];
+    *row = ref.rows[i];
+    snprintf(row->lane, sizeof row->lane, "%.11s@ref", ref.rows[i].lane);
+    if (fast && strcmp(fast->status, row->status)) {
+      char note[80]; /* composed apart: the statuses live in the report being written */
+      size_t used = strlen(row->message);
+      snprintf(note, sizeof note, "variants disagree: fast %s, reference %s", fast->status, ref.rows[i].status);
+      snprintf(row->message + used, sizeof row->message - used, "%s%s", used ? "; " : "", note);
+    }
+  }
+  out->failed += ref.failed;
+  return rc;
+}
+
 int case_run(runner_env *env, const char *case_id, const char *spec, case_report *out) {
+  if (env->both_variants && env->rt && (env->lanes & ~LANE_BIT(LANE_ORACLE)))
+    return case_run_both(env, case_id, spec, out);
+  return case_run_variant(env, case_id, spec, out);
+}
+
+/* One case with env->variant's kernels. */
+static int case_run_variant(runner_env *env, const char *case_id, const char *spec, case_report *out) {
   char family[64] = "";
   result_row *row;
   memset(out, 0, sizeof *out);

@@ -14,6 +14,8 @@
 #ifndef CASE_RUNNER_H
 #define CASE_RUNNER_H
 
+#include "device/device_variant.h"
+
 #include <stddef.h>
 
 struct device_runtime;
@@ -74,7 +76,22 @@ typedef struct runner_env {
   void *payload_ctx;
   oracle_outcome_sink oracle_outcome; /* NULL: outcomes are not handed over */
   void *oracle_outcome_ctx;
+  device_variant variant; /* the kernels the device lanes run (zeroed: fast) */
+  int both_variants;      /* --variant both: the device lanes run once more, with the reference */
 } runner_env;
+
+/*
+** --variant TEXT into env (NULL: only checks TEXT): "fast" (the default),
+** "reference", or "both".  With both, case_run runs the case with the fast
+** kernels in every lane, then its device lanes again with the reference
+** kernels; their rows join the report with the lane named LANE@ref
+** ("eager@ref", "capture@ref", "poison@ref").  Each variant is diffed byte
+** for byte against the oracle, so two passing rows are byte-identical to
+** each other (up to DESIGN.md's NaN equivalence); a @ref row whose status
+** differs from its fast row says so ("variants disagree").  Payload and
+** oracle-outcome sinks see the fast pass only.  0, or -1 for unknown text.
+*/
+int runner_env_set_variant(runner_env *env, const char *text);
 
 /*
 ** Hands one oracle step to env->oracle_outcome when the oracle lane runs and

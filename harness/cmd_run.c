@@ -7,7 +7,7 @@
 
 static const char run_help[] =
     "usage: bitgate run [--suite NAME] [--db PATH] [--corpus DIR] [--lanes LIST]\n"
-    "                   [--filter GLOB] [--require-gpu]\n\n"
+    "                   [--filter GLOB] [--variant fast|reference|both] [--require-gpu]\n\n"
     "Runs every case of a suite against the oracle in every lane the machine\n"
     "can run and records each case's results in SQLite as soon as it finishes.\n"
     "  --suite NAME   corpus/NAME.suite (default gate)\n"
@@ -17,6 +17,9 @@ static const char run_help[] =
     "  --lanes LIST   comma-separated subset of oracle,eager,capture,poison\n"
     "                 (default: all; device lanes need a GPU)\n"
     "  --filter GLOB  only the cases whose id matches (e.g. 'is.capfront.*')\n"
+    "  --variant V    the device lanes' kernels: fast (default), reference (the\n"
+    "                 seed's serial design) or both: the device lanes once per\n"
+    "                 variant, the reference's rows as LANE@ref\n"
     "  --require-gpu  exit 3 when no GPU is usable instead of running the\n"
     "                 oracle lane alone\n\n"
     "The oracle lane compares every step's outputs (or rejection) with the\n"

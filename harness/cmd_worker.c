@@ -39,6 +39,7 @@ int cmd_worker(int argc, char **argv) {
     rc = cli_env_error("worker", "a GPU is required (--require-gpu) but none is usable: %s", ses.device_reason);
   } else {
     if (frozen.checking) frozen_oracle_attach(&frozen, &ses.env);
+    if (a.variant) runner_env_set_variant(&ses.env, a.variant); /* the parent's --variant, checked there */
     w.env = &ses.env;
     w.frozen = &frozen;
     w.repeat = a.gate.repeat;

@@ -141,9 +141,9 @@ static int csa4_oracle(csa_step *s, int stages) {
   return s->rc;
 }
 
-static int dev_create(device_runtime *rt, const csa_attrs *a, void **k, char *err, size_t len) {
+static int dev_create(device_runtime *rt, const csa_attrs *a, device_variant v, void **k, char *err, size_t len) {
   device_csa4 *p = NULL;
-  int rc = device_csa4_create(rt, a, &p, err, len);
+  int rc = device_csa4_create_variant(rt, a, v, &p, err, len);
   *k = p;
   return rc;
 }

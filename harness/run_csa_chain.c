@@ -398,7 +398,7 @@ static int oracle_check(csa_chain *x, const csa_step *s, int step, int expect_re
 static int chain_open(csa_chain *x, const csa_step *s, const csa_past *ref, device_chain *eager) {
   char err[700] = "";
   if (past_copy(x, &eager->past, ref) != 0 ||
-      x->r->dev_create(x->env->rt, &s->attrs, &eager->k, err, sizeof err) != 0) {
+      x->r->dev_create(x->env->rt, &s->attrs, x->env->variant, &eager->k, err, sizeof err) != 0) {
     fail_row(x, LANE_EAGER, 0, "fail", eager->k || !err[0] ? "out of memory" : err);
     return -1;
   }

@@ -74,7 +74,7 @@ typedef struct csa_chain_ratio {
   int (*oracle)(csa_step *s, int stages);
 
   /* The device layer (k is the ratio's instance). */
-  int (*dev_create)(device_runtime *rt, const csa_attrs *a, void **k, char *err, size_t len);
+  int (*dev_create)(device_runtime *rt, const csa_attrs *a, device_variant variant, void **k, char *err, size_t len);
   void (*dev_destroy)(void *k);
   int (*dev_execute)(void *k, const device_tensor *const *in, int n_in, device_tensor *const *out, int n_out,
                      op_error *err);

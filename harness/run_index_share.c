@@ -358,7 +358,7 @@ static void device_lanes(is_ctx *x, is_step *s0) {
   lane_mask want = x->env->lanes;
   int rc;
   if (device_io_open(&io, rt, s0->in, s0->n_in, s0->out, s0->n_out, err, sizeof err) != 0 ||
-      device_index_share_create(rt, &s0->attrs, &k, err, sizeof err) != 0) {
+      device_index_share_create_variant(rt, &s0->attrs, x->env->variant, &k, err, sizeof err) != 0) {
     result_row *row = add_row(x, LANE_EAGER, 0, "fail");
     snprintf(row->message, sizeof row->message, "%s", err);
     finish_row(x, row);

@@ -235,7 +235,7 @@ void is_localise(is_ctx *x, result_row *row, is_step *s) {
   if (stages_ensure(s) != 0)
     snprintf(detail, sizeof detail, "the oracle's payloads are unavailable (out of memory)");
   else if (device_io_open(&io, x->env->rt, s->in, s->n_in, s->out, s->n_out, detail, sizeof detail) == 0 &&
-           device_index_share_create(x->env->rt, &s->attrs, &k, detail, sizeof detail) == 0)
+           device_index_share_create_variant(x->env->rt, &s->attrs, x->env->variant, &k, detail, sizeof detail) == 0)
     at = localise_stages(k, &io, s, detail, sizeof detail);
   if (at >= 0) {
     result_row_set_localised(row, device_index_share_stage_name(at), detail);

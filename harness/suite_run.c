@@ -36,6 +36,7 @@ static int parse_args(const char *cmd, const char *default_suite, int argc, char
   a->db = "bitgate.db";
   a->corpus = suite_default_dir();
   a->filter = NULL;
+  a->variant = NULL;
   a->require_gpu = 0;
   a->resume_run = 0;
   a->lanes = LANE_ALL;
@@ -49,6 +50,7 @@ static int parse_args(const char *cmd, const char *default_suite, int argc, char
              (r = cli_option_value(cmd, argc, argv, &i, "--corpus", &a->corpus)) ||
              (r = cli_option_value(cmd, argc, argv, &i, "--lanes", &lanes)) ||
              (r = cli_option_value(cmd, argc, argv, &i, "--filter", &a->filter)) ||
+             (r = cli_option_value(cmd, argc, argv, &i, "--variant", &a->variant)) ||
              (r = cli_option_value(cmd, argc, argv, &i, "--shard", &shard_text)) ||
              (r = cli_option_value(cmd, argc, argv, &i, "--resume", &resume_text)) ||
              (r = gate_option(cmd, argc, argv, &i, &a->gate)) ||
@@ -61,6 +63,8 @@ static int parse_args(const char *cmd, const char *default_suite, int argc, char
   }
   if (lanes && lane_mask_parse(lanes, &a->lanes, err, sizeof err) != 0)
     return cli_usage_error(cmd, "--lanes: %s", err);
+  if (a->variant && runner_env_set_variant(NULL, a->variant) != 0)
+    return cli_usage_error(cmd, "--variant '%s': expected fast, reference or both", a->variant);
   if (shard_text && shard_parse(shard_text, &a->shard, err, sizeof err) != 0)
     return cli_usage_error(cmd, "--shard %s", err);
   if (resume_text && (cli_parse_u64(resume_text, &run) != 0 || run < 1 || run > 1ull << 62))
@@ -337,6 +341,7 @@ int suite_run_main(const char *cmd, const char *help, const char *default_suite,
     rc = cli_env_error(cmd, "a GPU is required (--require-gpu) but none is usable: %s", st.ses.device_reason);
   } else {
     if (st.frozen.checking) frozen_oracle_attach(&st.frozen, &st.ses.env);
+    if (a.variant) runner_env_set_variant(&st.ses.env, a.variant); /* parse_args checked it */
     rc = run_suite(cmd, &st, &a, &s, argc, argv);
   }
   session_close(&st.ses);

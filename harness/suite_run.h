@@ -19,6 +19,7 @@
 
 typedef struct suite_run_args {
   const char *suite, *db, *corpus, *filter;
+  const char *variant; /* --variant fast|reference|both (runner_env_set_variant); NULL: fast */
   lane_mask lanes;
   int require_gpu;
   long long resume_run; /* --resume RUN (harness/resume.h); 0: a new run */
