@@ -25,6 +25,7 @@
 */
 #include "cases/csa4_cases_internal.h"
 
+#include "cases/fill.h"
 #include "cases/rng.h"
 #include "cases/spec_text.h"
 #include "oracle/numerics/numerics.h"
@@ -141,13 +142,34 @@ static float index_value(const csa4_case *c, int slot, long long b, long long po
   return cases_rng_normalish(bits_at(c, stream, (uint32_t)b, i));
 }
 
+/*
+** A split fill (cases/fill.h): items are the [B * n] token rows of an index
+** stream, or the B * records records of a past cache; index_value and the
+** record writers draw at the item's own indices and write its bytes only.
+*/
+typedef struct fill_job {
+  const csa4_case *c;
+  tensor *t;
+  int slot;
+  long long n, w, first; /* a stream: positions per batch row, row width, first position (a cache: n records) */
+  void (*record)(const csa4_case *, long long, long long, unsigned char *);
+} fill_job;
+
+static void index_stream_range(void *ctx, long long begin, long long end, int worker) {
+  const fill_job *j = ctx;
+  float *x = j->t->data;
+  long long row, e;
+  (void)worker;
+  for (row = begin; row < end; row++)
+    for (e = 0; e < j->w; e++)
+      x[row * j->w + e] = index_value(j->c, j->slot, row / j->n, j->first + row % j->n, e, j->w);
+}
+
 /* Index input `slot` [B, n, ...] at absolute positions first .. first + n - 1. */
 static void fill_index_stream(const csa4_case *c, tensor *t, int slot, long long first) {
-  float *x = t->data;
-  long long B = t->shape[0], n = t->shape[1], w = B && n ? tensor_numel(t) / (B * n) : 0, b, r, e;
-  for (b = 0; b < B; b++)
-    for (r = 0; r < n; r++)
-      for (e = 0; e < w; e++) x[(b * n + r) * w + e] = index_value(c, slot, b, first + r, e, w);
+  long long B = t->shape[0], n = t->shape[1], w = B && n ? tensor_numel(t) / (B * n) : 0;
+  fill_job j = {.c = c, .t = t, .slot = slot, .n = n, .w = w, .first = first};
+  if (w > 0) cases_fill_parallel(B * n, w, index_stream_range, &j);
 }
 
 /* ---------------------------------------------------- the synthetic past */
@@ -172,14 +194,27 @@ static void past_index_record(const csa4_case *c, long long b, long long k, unsi
     nx_fp4_block32_quantize(rec + blk * NX_FP4_BLOCK, dst + blk * NX_FP4_BLOCK_BYTES);
 }
 
+/* Records [begin, end) of the B * records synthetic ones, batch row major. */
+static void past_cache_range(void *ctx, long long begin, long long end, int worker) {
+  const fill_job *j = ctx;
+  long long R = j->t->shape[1], i;
+  size_t rb = (size_t)j->t->shape[2];
+  (void)worker;
+  for (i = begin; i < end; i++) {
+    long long b = i / j->n, k = i % j->n;
+    j->record(j->c, b, k, (unsigned char *)j->t->data + (size_t)(b * R + k) * rb);
+  }
+}
+
 /* Step 0's past cache: start / 4 synthetic records (no more than fit), zero bytes after. */
 static void fill_past_cache(const csa4_case *c, tensor *t,
                             void (*record)(const csa4_case *, long long, long long, unsigned char *)) {
-  long long R = t->shape[1], records = c->start / CSA4_RATIO, b, k;
-  size_t rb = (size_t)t->shape[2];
+  long long R = t->shape[1], records = c->start / CSA4_RATIO;
+  fill_job j = {.c = c, .t = t, .record = record};
   if (records > R) records = R; /* a past_capacity case's shortened cache */
-  for (b = 0; b < t->shape[0]; b++)
-    for (k = 0; k < records; k++) record(c, b, k, (unsigned char *)t->data + (size_t)(b * R + k) * rb);
+  j.n = records;
+  if (records > 0) /* a record's bytes stand in for its draws */
+    cases_fill_parallel(t->shape[0] * records, t->shape[2], past_cache_range, &j);
 }
 
 /*

@@ -3,6 +3,7 @@
 */
 #include "cases/csa_case_util.h"
 
+#include "cases/fill.h"
 #include "cases/rng.h"
 #include "cases/spec_text.h"
 #include "oracle/csa.h"
@@ -163,27 +164,61 @@ int csa_case_alloc(tensor *t, int n, const unsigned char *skip, char *err, size_
 
 float csa_case_neg_inf(void) { return nx_f32_from_bits(0xff800000u); }
 
+/*
+** The element fills below split over threads (cases/fill.h): element i, or
+** row i of a token stream, draws at its own index and writes its own floats.
+*/
+typedef struct fill_job {
+  uint64_t seed;
+  float *x;
+  uint32_t stream, step;
+  float amp, lo, hi;
+  long long n, w, first; /* token streams: positions per batch row, row width, first position */
+} fill_job;
+
+static void normalish_range(void *ctx, long long begin, long long end, int worker) {
+  const fill_job *j = ctx;
+  long long i;
+  (void)worker;
+  for (i = begin; i < end; i++)
+    j->x[i] = j->amp * cases_rng_normalish(cases_rng_u64(j->seed, j->stream, j->step, (uint64_t)i));
+}
+
 void csa_case_fill_normalish(uint64_t seed, tensor *t, uint32_t stream, uint32_t step, float amp) {
-  long long i, n = tensor_numel(t);
-  for (i = 0; i < n; i++)
-    ((float *)t->data)[i] = amp * cases_rng_normalish(cases_rng_u64(seed, stream, step, (uint64_t)i));
+  fill_job j = {.seed = seed, .x = t->data, .stream = stream, .step = step, .amp = amp};
+  cases_fill_parallel(tensor_numel(t), 1, normalish_range, &j);
+}
+
+static void uniform_range(void *ctx, long long begin, long long end, int worker) {
+  const fill_job *j = ctx;
+  long long i;
+  (void)worker;
+  for (i = begin; i < end; i++)
+    j->x[i] = cases_rng_uniform(cases_rng_u64(j->seed, j->stream, 0, (uint64_t)i), j->lo, j->hi);
 }
 
 void csa_case_fill_uniform(uint64_t seed, tensor *t, uint32_t stream, float lo, float hi) {
-  long long i, n = tensor_numel(t);
-  for (i = 0; i < n; i++)
-    ((float *)t->data)[i] = cases_rng_uniform(cases_rng_u64(seed, stream, 0, (uint64_t)i), lo, hi);
+  fill_job j = {.seed = seed, .x = t->data, .stream = stream, .lo = lo, .hi = hi};
+  cases_fill_parallel(tensor_numel(t), 1, uniform_range, &j);
+}
+
+/* Rows [begin, end) of the flattened [B * n] rows of a token stream. */
+static void positions_range(void *ctx, long long begin, long long end, int worker) {
+  const fill_job *j = ctx;
+  long long row, d;
+  (void)worker;
+  for (row = begin; row < end; row++) {
+    uint64_t b = (uint64_t)(row / j->n), base = (uint64_t)(j->first + row % j->n) * (uint64_t)j->w;
+    for (d = 0; d < j->w; d++)
+      j->x[row * j->w + d] =
+          j->amp * cases_rng_normalish(cases_rng_u64(j->seed, j->stream, (uint32_t)b, base + (uint64_t)d));
+  }
 }
 
 void csa_case_fill_positions(uint64_t seed, tensor *t, uint32_t stream, long long first, float amp) {
-  float *x = t->data;
-  long long B = t->shape[0], n = t->shape[1], w = B && n ? tensor_numel(t) / (B * n) : 0, b, r, d;
-  for (b = 0; b < B; b++)
-    for (r = 0; r < n; r++)
-      for (d = 0; d < w; d++)
-        x[(b * n + r) * w + d] =
-            amp * cases_rng_normalish(
-                      cases_rng_u64(seed, stream, (uint32_t)b, (uint64_t)(first + r) * (uint64_t)w + (uint64_t)d));
+  long long B = t->shape[0], n = t->shape[1], w = B && n ? tensor_numel(t) / (B * n) : 0;
+  fill_job j = {.seed = seed, .x = t->data, .stream = stream, .amp = amp, .n = n, .w = w, .first = first};
+  if (w > 0) cases_fill_parallel(B * n, w, positions_range, &j);
 }
 
 void csa_case_fill_sink(uint64_t seed, tensor *t, csa_sink sink, uint32_t stream) {
