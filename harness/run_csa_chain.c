@@ -19,6 +19,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 /* The past a chain carries from one step to the next (owned copies, by thread). */
 typedef struct csa_past {
@@ -31,7 +32,14 @@ typedef struct csa_chain {
   const csa_chain_ratio *r;
   const void *c;
   case_report *report;
+  double oracle_ms, device_ms[LANE_COUNT]; /* so far: every row carries the totals at its making */
 } csa_chain;
+
+static double ms_since(const struct timespec *t0) {
+  struct timespec t1;
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  return (double)(t1.tv_sec - t0->tv_sec) * 1e3 + (double)(t1.tv_nsec - t0->tv_nsec) * 1e-6;
+}
 
 static void past_free(csa_past *p) {
   int j;
@@ -101,11 +109,14 @@ static void step_free(const csa_chain *x, csa_step *s) {
 }
 
 /* Runs the oracle's step and hands its stage payloads to the payload sink. */
-static void step_oracle(const csa_chain *x, csa_step *s, int step, int want_stages) {
+static void step_oracle(csa_chain *x, csa_step *s, int step, int want_stages) {
   runner_env *env = x->env;
+  struct timespec t0;
   int p;
   op_error_clear(&s->err);
+  clock_gettime(CLOCK_MONOTONIC, &t0);
   x->r->oracle(s, want_stages);
+  x->oracle_ms += ms_since(&t0);
   for (p = 0; env->payload && s->rc == 0 && p < x->r->n_stages; p++)
     if (s->stage[p].dt != DTYPE_NONE)
       env->payload(env->payload_ctx, x->id, step, x->r->stage_names[p], "oracle", &s->stage[p]);
@@ -127,6 +138,8 @@ static result_row *add_row(csa_chain *x, lane l, int step, const char *status) {
     row = &overflow;
   }
   if (strcmp(status, "pass") && strcmp(status, "skipped")) x->report->failed++;
+  row->oracle_ms = x->oracle_ms;
+  row->device_ms = l == LANE_ORACLE ? -1.0 : x->device_ms[l];
   return row;
 }
 
@@ -321,6 +334,7 @@ static int chain_step(csa_chain *x, lane l, device_chain *dc, csa_step *s, int s
   op_error derr;
   csa_past next;
   char err[700];
+  struct timespec t0;
   int rc, n_rows;
   op_error_clear(&derr);
   step_plug(x, s, &dc->past);
@@ -335,12 +349,16 @@ static int chain_step(csa_chain *x, lane l, device_chain *dc, csa_step *s, int s
     }
   }
   if (dc->g) {
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     if (chain_replay(x, l, dc, step) != DEVICE_CSA_OK) return -1;
+    x->device_ms[l] += ms_since(&t0); /* replay and latch read, synchronised */
     rc = DEVICE_CSA_OK;
   } else {
     if (r->dev_scratch_fill && r->dev_scratch_fill(dc->k, DEVICE_JUNK_BYTE) != 0)
       return fail_row(x, l, step, "fail", "scratch junk fill failed"), -1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
     rc = r->dev_execute(dc->k, dc->io.in_p, dc->io.n_in, dc->io.out_p, dc->io.n_out, &derr);
+    x->device_ms[l] += ms_since(&t0); /* an eager execute syncs before it returns */
   }
   memset(&next, 0, sizeof next);
   n_rows = x->report->n;
@@ -414,7 +432,7 @@ static int chain_open(csa_chain *x, const csa_step *s, const csa_past *ref, devi
 */
 void run_csa_chain(runner_env *env, const char *case_id, const csa_chain_ratio *r, const void *c, int steps,
                    case_report *out) {
-  csa_chain chain = {env, case_id, r, c, out}, *x = &chain;
+  csa_chain chain = {env, case_id, r, c, out, 0.0, {0}}, *x = &chain;
   lane_mask want = env->lanes;
   int device = env->rt && (want & (LANE_BIT(LANE_EAGER) | LANE_BIT(LANE_CAPTURE)));
   int capture_at = device && (want & LANE_BIT(LANE_CAPTURE)) ? r->capture_step(c, steps) : -1;
