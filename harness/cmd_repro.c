@@ -17,16 +17,17 @@
 #include <string.h>
 
 static const char repro_help[] =
-    "usage: bitgate repro ID|SPEC [--lanes LIST] [--db PATH] [--corpus DIR]\n"
+    "usage: bitgate repro ID|SPEC [--lanes LIST] [--variant V] [--db PATH] [--corpus DIR]\n"
     "       bitgate show ID|SPEC [--db PATH] [--corpus DIR]\n\n"
     "repro reruns one case and prints 'identical' or the first mismatch (exit 0\n"
     "or 1).  show prints the case's spec and where it was found.  An id is\n"
     "looked up in every corpus suite, then in the results database (default\n"
     "./bitgate.db), so ids from old runs still resolve.\n"
-    "  --lanes LIST   oracle,eager,capture,poison (default: all the machine can run)\n\n" EXIT_CODES_HELP;
+    "  --lanes LIST   oracle,eager,capture,poison (default: all the machine can run)\n"
+    "  --variant V    the device lanes' kernels: fast (default), reference or both\n\n" EXIT_CODES_HELP;
 
 typedef struct repro_args {
-  const char *target, *db, *corpus;
+  const char *target, *db, *corpus, *variant;
   lane_mask lanes;
 } repro_args;
 
@@ -38,10 +39,12 @@ static int parse_repro_args(const char *cmd, int argc, char **argv, repro_args *
   a->db = "bitgate.db";
   a->corpus = suite_default_dir();
   a->lanes = LANE_ALL;
+  a->variant = NULL;
   for (i = 1; i < argc; i++) {
     if ((r = cli_option_value(cmd, argc, argv, &i, "--db", &a->db)) ||
         (r = cli_option_value(cmd, argc, argv, &i, "--corpus", &a->corpus)) ||
-        (!strcmp(cmd, "repro") && (r = cli_option_value(cmd, argc, argv, &i, "--lanes", &lanes)))) {
+        (!strcmp(cmd, "repro") && (r = cli_option_value(cmd, argc, argv, &i, "--lanes", &lanes))) ||
+        (!strcmp(cmd, "repro") && (r = cli_option_value(cmd, argc, argv, &i, "--variant", &a->variant)))) {
       if (r < 0) return EXIT_CODE_USAGE;
     } else if (argv[i][0] == '-' && argv[i][1] == '-') {
       return cli_usage_error(cmd, "unknown option '%s'", argv[i]);
@@ -53,6 +56,8 @@ static int parse_repro_args(const char *cmd, int argc, char **argv, repro_args *
   }
   if (!a->target) return cli_usage_error(cmd, "missing the case id");
   if (lanes && lane_mask_parse(lanes, &a->lanes, err, sizeof err) != 0) return cli_usage_error(cmd, "--lanes: %s", err);
+  if (a->variant && runner_env_set_variant(NULL, a->variant) != 0)
+    return cli_usage_error(cmd, "--variant '%s': expected fast, reference or both", a->variant);
   return EXIT_CODE_PASS;
 }
 
@@ -96,6 +101,7 @@ int cmd_repro(int argc, char **argv) {
   if ((rc = parse_repro_args("repro", argc, argv, &a)) != EXIT_CODE_PASS) return rc;
   if ((rc = resolve("repro", &a, spec, sizeof spec, id, sizeof id, where, sizeof where)) != EXIT_CODE_PASS) return rc;
   session_open(&ses, a.lanes, 0);
+  if (a.variant) runner_env_set_variant(&ses.env, a.variant); /* checked while parsing */
   printf("case %s (%s)\n", id, where);
   case_run(&ses.env, id, spec, &report);
   for (i = 0; i < report.n; i++)

@@ -192,6 +192,11 @@ Test(cli, list_filter_show_and_repro) {
   first_gate_spec(spec, sizeof spec);
   o = RUN(tmp, "repro", spec, "--lanes", "oracle");
   cr_expect_eq(o->status, 0, "a spec given in full: %s%s", o->out, o->err);
+  o = RUN(tmp, "repro", id, "--lanes", "oracle", "--variant", "reference");
+  cr_expect_eq(o->status, 0, "--variant reference: %s%s", o->out, o->err);
+  o = RUN(tmp, "repro", id, "--variant", "slow");
+  cr_expect(o->status == 2 && strstr(o->err, "--variant 'slow'") && line_count(o->err) == 1, "%d %s", o->status,
+            o->err);
 }
 
 Test(cli, malformed_ids_and_specs_exit_2_naming_the_token) {
