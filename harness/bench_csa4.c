@@ -12,7 +12,9 @@
 ** and min of N CUDA-event-timed replays of the captured step), then the
 ** device's time per stage group from device_csa4_time_stages (each the
 ** median of N eager runs).  No device figure is posted unless the device's
-** six outputs equal the oracle's.
+** six outputs equal the oracle's.  Every line with device figures is also
+** recorded (bench_record_put): the step with its min and the oracle's
+** time, each stage with its median only.
 */
 #include "cases/csa4_cases.h"
 #include "device/csa4_device.h"
@@ -106,7 +108,9 @@ static int bench_load(long long position, csa4_bench *b, char *err, size_t len) 
   return cases_csa4_materialize(&c, 0, b->in, &b->n_in, b->out, &b->n_out, &b->attrs, err, len);
 }
 
-static void print_figures(long long position, const csa4_figures *f, int have_device) {
+static void print_figures(long long position, const csa4_figures *f, int have_device, int runs,
+                          bench_record *rec) {
+  char kernel[64], shape[160];
   int st;
   if (!have_device) {
     printf("csa4 decode, 64 heads, pos %-8lld %10.2f %12s %12s %14s\n", position, f->oracle_ms, "-", "-", "-");
@@ -114,11 +118,16 @@ static void print_figures(long long position, const csa4_figures *f, int have_de
   }
   printf("csa4 decode, 64 heads, pos %-8lld %10.2f %12.1f %12.1f %14.1f\n", position, f->oracle_ms, f->step_us,
          f->step_min_us, f->step_us); /* the step emits one record per cache */
-  for (st = 0; st < 4; st++)
+  snprintf(shape, sizeof shape, "b=1 heads=64 iheads=64 topk=512 window=128 cache=fp8 outputs=6 pos=%lld", position);
+  bench_record_put(rec, "csa4 decode step", shape, f->step_us, f->step_min_us, runs, f->oracle_ms);
+  for (st = 0; st < 4; st++) {
     printf("  stage %-27s %10s %12.1f %12s %14s\n", stage_groups[st], "-", f->stage_us[st], "-", "-");
+    snprintf(kernel, sizeof kernel, "csa4 stage %s", stage_groups[st]);
+    bench_record_put(rec, kernel, shape, f->stage_us[st], -1, runs, -1); /* a stage: median only, no oracle */
+  }
 }
 
-int bench_csa4_lines(session *ses, int runs) {
+int bench_csa4_lines(session *ses, int runs, bench_record *rec) {
   static const long long positions[] = {4096, 65536};
   char err[1024];
   int i, status = EXIT_CODE_PASS;
@@ -137,7 +146,7 @@ int bench_csa4_lines(session *ses, int runs) {
       fprintf(stderr, "bitgate bench: csa4 position %lld: %s\n", positions[i], err);
       status = EXIT_CODE_FAIL;
     } else {
-      print_figures(positions[i], &f, ses->have_device);
+      print_figures(positions[i], &f, ses->have_device, runs, rec);
     }
     cases_csa4_release(b.in, b.out);
   }

@@ -10,6 +10,12 @@
 ** with the indexer, and the device's time per stage.  The device's outputs
 ** are checked against the oracle's once, so a fast wrong kernel cannot post
 ** a figure.
+**
+** With a GPU the figures are also recorded (issue 8 item 2): a run of suite
+** 'bench' with its provenance, one bench row per printed line (schema 4),
+** then the run's end with the exit code.  Without a GPU there is no device
+** figure, so nothing is recorded and the database is not opened.  A row
+** that cannot be stored ends the run as 'error', exit code ENV.
 */
 #include "cases/csa128_cases.h"
 #include "device/csa128_device.h"
@@ -19,7 +25,9 @@
 #include "harness/device_io.h"
 #include "harness/diff.h"
 #include "harness/exit_codes.h"
+#include "harness/provenance.h"
 #include "harness/session.h"
+#include "harness/store.h"
 #include "oracle/csa.h"
 
 #include <stdio.h>
@@ -28,14 +36,17 @@
 #include <time.h>
 
 static const char bench_help[] =
-    "usage: bitgate bench [--runs N]\n\n"
+    "usage: bitgate bench [--runs N] [--db PATH]\n\n"
     "Times a ratio-128 CSA decode step (64 heads, FP8 cache) at positions 4096\n"
     "and 65536: oracle (median of 3 runs) and device (median and min of N\n"
     "CUDA-event-timed graph replays, default 30), per step and per emitted\n"
     "record.  Then a ratio-4 decode step (64 heads, 64 index heads, topk 512,\n"
     "selected_indices output) at the same positions: the same figures, plus\n"
     "the device's median time per stage over N eager runs.  Needs a GPU for\n"
-    "the device figures.\n\n" EXIT_CODES_HELP;
+    "the device figures.\n\n"
+    "With a GPU the figures are recorded in the results store (--db, default\n"
+    "bitgate.db): a run of suite 'bench' and one row of table bench per line.\n"
+    "Without one nothing is recorded.\n\n" EXIT_CODES_HELP;
 
 static int cmp_float(const void *a, const void *b) {
   float x = *(const float *)a, y = *(const float *)b;
@@ -90,6 +101,51 @@ int bench_replays(device_runtime *rt, device_graph *g, int runs, float *median_u
   *min_us = ms[0] * 1e3f;
   free(ms);
   return 0;
+}
+
+void bench_record_put(bench_record *rec, const char *kernel, const char *shape, double median_us, double min_us,
+                      int runs, double oracle_ms) {
+  store_bench_row row = {.kernel = kernel, .variant = device_variant_name(DEVICE_VARIANT_FAST), .shape = shape,
+                         .median_us = median_us, .min_us = min_us, .runs = runs, .oracle_ms = oracle_ms,
+                         .floor_fraction = -1}; /* the floors are not modelled yet (issue 8 item 2) */
+  if (!rec->db) return;
+  if (store_bench_put(rec->db, rec->run_id, &row) != 0) {
+    fprintf(stderr, "bitgate bench: recording '%s' (%s) failed: %s\n", kernel, shape, store_errmsg(rec->db));
+    rec->failed = 1;
+  }
+}
+
+/*
+** Opens db and begins the bench run in rec (provenance as `bitgate run`
+** records it); EXIT_CODE_PASS, or EXIT_CODE_ENV with the reason printed.
+*/
+static int bench_record_begin(bench_record *rec, const char *db, int argc, char **argv) {
+  provenance pv;
+  char err[1024];
+  provenance_collect(&pv, "bench", "1/1", argc, argv);
+  if (store_open(db, &rec->db, err, sizeof err) != 0) return cli_env_error("bench", "%s", err);
+  if (store_run_begin(rec->db, &pv.p, &rec->run_id) != 0) {
+    cli_env_error("bench", "cannot record the run: %s", store_errmsg(rec->db));
+    store_close(rec->db);
+    rec->db = NULL;
+    return EXIT_CODE_ENV;
+  }
+  return EXIT_CODE_PASS;
+}
+
+/* Ends the run with status's verdict (a failed row makes it 'error', ENV) and closes db; the exit code. */
+static int bench_record_end(bench_record *rec, const char *db, int status) {
+  if (!rec->db) return status;
+  if (rec->failed) status = EXIT_CODE_ENV;
+  if (store_run_end(rec->db, rec->run_id,
+                    status == EXIT_CODE_PASS ? "passed" : status == EXIT_CODE_FAIL ? "failed" : "error", status) != 0) {
+    fprintf(stderr, "bitgate bench: cannot end run %lld: %s\n", rec->run_id, store_errmsg(rec->db));
+    status = EXIT_CODE_ENV;
+  }
+  if (!rec->failed) printf("figures recorded in %s, run %lld\n", db, rec->run_id);
+  store_close(rec->db);
+  rec->db = NULL;
+  return status;
 }
 
 typedef struct bench_case {
@@ -147,8 +203,9 @@ int cmd_bench(int argc, char **argv) {
   static const long long positions[] = {4096, 65536};
   unsigned long long runs = 30;
   session ses;
-  const char *v;
-  char err[1024], spec[512];
+  bench_record rec = {NULL, 0, 0};
+  const char *v, *db = "bitgate.db";
+  char err[1024], spec[512], shape[96];
   int i, r, status = EXIT_CODE_PASS;
   for (i = 1; i < argc; i++) {
     if (cli_is_help(argv[i])) return fputs(bench_help, stdout), EXIT_CODE_PASS;
@@ -156,11 +213,17 @@ int cmd_bench(int argc, char **argv) {
       if (r < 0) return EXIT_CODE_USAGE;
       if (cli_parse_u64(v, &runs) || runs < 20 || runs > 100000)
         return cli_usage_error("bench", "--runs '%s' is not a number from 20 to 100000", v);
+    } else if ((r = cli_option_value("bench", argc, argv, &i, "--db", &db)) != 0) {
+      if (r < 0) return EXIT_CODE_USAGE;
     } else {
       return cli_usage_error("bench", "unknown argument '%s'", argv[i]);
     }
   }
   session_open(&ses, LANE_ALL, 0);
+  if (ses.have_device && bench_record_begin(&rec, db, argc, argv) != EXIT_CODE_PASS) {
+    session_close(&ses);
+    return EXIT_CODE_ENV;
+  }
   printf(BENCH_HEADER_FORMAT, "kernel", "oracle ms", "device us", "device min", "us per record");
   for (i = 0; i < 2; i++) {
     bench_case b;
@@ -190,14 +253,17 @@ int cmd_bench(int argc, char **argv) {
     } else {
       printf("csa128 decode, 64 heads, pos %-6lld %10.2f %12.1f %12.1f %14.1f\n", positions[i], oracle_ms, med, mn,
              med); /* the step emits exactly one record */
+      snprintf(shape, sizeof shape, "b=1 heads=64 window=128 cache=fp8 pos=%lld", positions[i]);
+      bench_record_put(&rec, "csa128 decode step", shape, med, mn, (int)runs, oracle_ms);
     }
     cases_csa_release(b.in, b.out);
   }
-  r = bench_csa4_lines(&ses, (int)runs);
+  r = bench_csa4_lines(&ses, (int)runs, &rec);
   if (r != EXIT_CODE_PASS && status != EXIT_CODE_FAIL) status = r; /* a wrong kernel outranks a missing resource */
   if (!ses.have_device) printf("device figures need a GPU: %s\n", ses.device_reason);
   else printf("device: median and min of %llu CUDA-event-timed replays of the captured step; a stage: the median "
               "of %llu eager runs\n", runs, runs);
+  status = bench_record_end(&rec, db, status);
   session_close(&ses);
   return status;
 }

@@ -36,7 +36,7 @@
 
 typedef struct store store;
 
-#define STORE_SCHEMA_VERSION 3
+#define STORE_SCHEMA_VERSION 4
 #define STORE_APPLICATION_ID 0x62677431 /* "bgt1" in ASCII */
 #define STORE_BUSY_TIMEOUT_MS 5000
 
@@ -205,6 +205,27 @@ int store_golden_describe(store *s, const char *case_id, int step, const char *s
                           const char *tensor, const char *source, int oracle_version, char *dtype,
                           size_t dtype_len, char *shape, size_t shape_len, char *digest,
                           size_t digest_len);
+
+/*
+** One figure of `bitgate bench` (schema 4, table bench): what was timed
+** (kernel, variant, shape; each required, non-empty), the device's median
+** and minimum in microseconds over `runs` (> 0) timings, and the oracle's
+** milliseconds for the same step.  min_us, oracle_ms and floor_fraction
+** < 0 or NaN: not measured, stored NULL.  median_us must be finite and >= 0.
+*/
+typedef struct store_bench_row {
+  const char *kernel, *variant, *shape;
+  double median_us, min_us;
+  int runs;
+  double oracle_ms, floor_fraction;
+} store_bench_row;
+
+/*
+** Stores one bench row of run run_id (which must exist) with recorded_at =
+** now.  A row that breaks the contract above is refused with a message
+** naming the field and the row's kernel; nothing is stored.
+*/
+int store_bench_put(store *s, long long run_id, const store_bench_row *row);
 
 /*
 ** Counts the result rows of a run (one per case, lane and step): *passed

@@ -36,11 +36,11 @@ static int merge_query_int(store *out, const char *sql, const char *arg, long lo
 
 /*
 ** Builds "INSERT INTO main.T (c1, ...) SELECT e1, ... " for table T: each
-** ei is s."ci", except that column `mapped` reads `mapped_expr`.  The
+** ei is s."ci", except that a column named in map (pairs of a column and
+** the expression it reads, ending with NULL) reads that expression.  The
 ** caller appends the FROM clause, which names the source rows s.
 */
-static int merge_insert_head(store *out, const char *table, const char *mapped, const char *mapped_expr,
-                             char *sql, size_t len) {
+static int merge_insert_head(store *out, const char *table, const char *const *map, char *sql, size_t len) {
   char cols[2048] = "", exprs[4096] = "";
   size_t nc = 0, ne = 0;
   sqlite3_stmt *st = NULL;
@@ -48,9 +48,12 @@ static int merge_insert_head(store *out, const char *table, const char *mapped, 
   if (!rc) rc = sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC);
   while (!rc && sqlite3_step(st) == SQLITE_ROW) {
     const char *name = (const char *)sqlite3_column_text(st, 0);
-    int sep = nc > 0;
+    const char *expr = NULL;
+    int sep = nc > 0, m;
+    for (m = 0; map[m]; m += 2)
+      if (!strcmp(name, map[m])) expr = map[m + 1];
     nc += (size_t)snprintf(cols + nc, sizeof cols - nc, "%s\"%s\"", sep ? ", " : "", name);
-    if (!strcmp(name, mapped)) ne += (size_t)snprintf(exprs + ne, sizeof exprs - ne, "%s%s", sep ? ", " : "", mapped_expr);
+    if (expr) ne += (size_t)snprintf(exprs + ne, sizeof exprs - ne, "%s%s", sep ? ", " : "", expr);
     else ne += (size_t)snprintf(exprs + ne, sizeof exprs - ne, "%ss.\"%s\"", sep ? ", " : "", name);
     if (nc >= sizeof cols || ne >= sizeof exprs) rc = store_fail(out, "merge: table %s has too many columns", table);
   }
@@ -121,10 +124,10 @@ static const char merge_map_sql[] =
   "INSERT OR IGNORE INTO temp.merge_all SELECT dst_id FROM temp.merge_runs;";
 
 /* INSERT head for table plus tail, run; *changes the rows inserted. */
-static int merge_copy_table(store *out, const char *table, const char *mapped, const char *mapped_expr,
-                            const char *tail, long long *changes) {
+static int merge_copy_table(store *out, const char *table, const char *const *map, const char *tail,
+                            long long *changes) {
   char sql[8192], head[7168];
-  int rc = merge_insert_head(out, table, mapped, mapped_expr, head, sizeof head);
+  int rc = merge_insert_head(out, table, map, head, sizeof head);
   if (rc) return rc;
   snprintf(sql, sizeof sql, "%s%s", head, tail);
   if ((rc = merge_exec(out, sql)) != 0) return store_fail_sqlite(out, rc, "merge: cannot copy");
@@ -133,6 +136,11 @@ static int merge_copy_table(store *out, const char *table, const char *mapped, c
 }
 
 static int merge_copy_tables(store *out, store_merge_stats *ms) {
+  static const char *const runs_map[] = {"id", "r.dst_id", NULL};
+  static const char *const cases_map[] = {
+    "first_run_id", "(SELECT r.dst_id FROM temp.merge_runs r WHERE r.src_id = s.first_run_id)", NULL};
+  static const char *const results_map[] = {"run_id", "r.dst_id", NULL};
+  static const char *const bench_map[] = {"id", "NULL", "run_id", "r.dst_id", NULL}; /* a new id in OUT */
   int rc = merge_exec(out, merge_map_sql);
   if (rc) return store_fail_sqlite(out, rc, "merge: cannot map run ids");
   rc = merge_query_int(out, "SELECT count(*) FROM temp.merge_runs WHERE fresh", NULL, &ms->runs_new);
@@ -141,17 +149,21 @@ static int merge_copy_tables(store *out, store_merge_stats *ms) {
   if (!rc) rc = merge_query_int(out, "SELECT coalesce(max(dst_id), 0) FROM temp.merge_runs WHERE fresh", NULL, &ms->last_run);
   if (!rc) rc = merge_query_int(out, "SELECT count(*) FROM merge_src.cases", NULL, &ms->cases);
   if (rc) return store_fail_sqlite(out, rc, "merge: cannot count");
-  rc = merge_copy_table(out, "runs", "id", "r.dst_id",
+  rc = merge_copy_table(out, "runs", runs_map,
                         "FROM merge_src.runs s JOIN temp.merge_runs r ON r.src_id = s.id WHERE r.fresh ORDER BY s.id",
                         NULL);
   if (!rc)
-    rc = merge_copy_table(out, "cases", "first_run_id",
-                          "(SELECT r.dst_id FROM temp.merge_runs r WHERE r.src_id = s.first_run_id)",
+    rc = merge_copy_table(out, "cases", cases_map,
                           "FROM merge_src.cases s WHERE true ON CONFLICT (id) DO NOTHING", &ms->cases_new);
   if (!rc)
-    rc = merge_copy_table(out, "results", "run_id", "r.dst_id",
+    rc = merge_copy_table(out, "results", results_map,
                           "FROM merge_src.results s JOIN temp.merge_runs r ON r.src_id = s.run_id WHERE r.fresh",
                           &ms->results);
+  if (!rc)
+    rc = merge_copy_table(out, "bench", bench_map,
+                          "FROM merge_src.bench s JOIN temp.merge_runs r ON r.src_id = s.run_id WHERE r.fresh"
+                          " ORDER BY s.id",
+                          &ms->bench);
   return rc;
 }
 
@@ -195,6 +207,7 @@ static const char merge_one_results_tail[] =
 
 static int merge_one_run(store *out, const char *command_line, long long *run_id, long long *results) {
   char id_expr[32];
+  const char *map[] = {"run_id", id_expr, NULL};
   sqlite3_stmt *st = NULL;
   long long runs = 0;
   int rc = merge_query_int(out, "SELECT count(*) FROM main.runs WHERE id IN (SELECT dst_id FROM temp.merge_all)",
@@ -208,7 +221,7 @@ static int merge_one_run(store *out, const char *command_line, long long *run_id
   if (rc) return store_fail_sqlite(out, rc, "--as-one-run: cannot add the run");
   *run_id = sqlite3_last_insert_rowid(store_sqlite(out));
   snprintf(id_expr, sizeof id_expr, "%lld", *run_id);
-  return merge_copy_table(out, "results", "run_id", id_expr, merge_one_results_tail, results);
+  return merge_copy_table(out, "results", map, merge_one_results_tail, results);
 }
 
 int store_merge_as_one_run(store *out, const char *command_line, long long *run_id, long long *results,

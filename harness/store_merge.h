@@ -11,6 +11,8 @@
 **            case id stored with a different spec in OUT or in another
 **            input is an error naming the id (ids hash the spec).
 **   results  every row of the copied runs, run_id mapped.
+**   bench    (schema 4) every bench figure of the copied runs, run_id
+**            mapped, under a new id, in the input's order.
 ** golden_payloads are not merged: they belong to the golden store
 ** (bitgate-golden.db), which shards share rather than split.
 **
@@ -33,6 +35,7 @@ typedef struct store_merge_stats {
   long long runs_new, runs_known;    /* copied; already in OUT (not copied) */
   long long first_run, last_run;     /* OUT ids of the copied runs (0 when none) */
   long long cases, cases_new, results;
+  long long bench; /* bench rows copied */
 } store_merge_stats;
 
 /* Checks that in_path can be merged into out (see above).  0, or nonzero
@@ -52,7 +55,8 @@ int store_merge_copy(store *out, const char *in_path, store_merge_stats *stats);
 ** "1/2,2/2"); each integer column the common value, NULL where the runs
 ** differ; command_line is the merge's.  Its results: the union of those
 ** runs' rows, and where several runs hold the same (case, lane, step) the
-** row of the latest run (largest id) wins.  Sets *run_id, *results, and
+** row of the latest run (largest id) wins.  Bench rows stay with the runs
+** that measured them: a bench run is one machine's, not a shard.  Sets *run_id, *results, and
 ** shards (the new run's shard text, truncated to shards_len).
 */
 int store_merge_as_one_run(store *out, const char *command_line, long long *run_id, long long *results,

@@ -145,8 +145,39 @@ static const char store_schema_v3[] =
   "ALTER TABLE results ADD COLUMN stage TEXT;\n"
   "PRAGMA user_version = 3;\n";
 
+/*
+** Version 3 -> 4: bench, the figures of `bitgate bench` (issue 8 item 2),
+** one row per printed line, so that reports can show the trend over time.
+** A row belongs to the run that measured it (suite 'bench'), whose
+** provenance says on what device and at what revision.  kernel names what
+** was timed (e.g. "csa4 decode step", "csa4 stage attention"), variant the
+** kernel variant (device/device_variant.h), shape the problem in spec
+** words (e.g. "b=1 heads=64 pos=65536").  median_us and min_us are the
+** device's microseconds over `runs` timings; min_us is NULL where only a
+** median is measured (a stage), oracle_ms NULL where the oracle is not
+** timed for the line, floor_fraction NULL until a kernel's floor is known.
+** The index serves a (kernel, variant, shape) series across runs.
+*/
+static const char store_schema_v4[] =
+  "CREATE TABLE bench (\n"
+  "  id             INTEGER PRIMARY KEY,\n"
+  "  run_id         INTEGER NOT NULL REFERENCES runs(id),\n"
+  "  kernel         TEXT NOT NULL CHECK (kernel <> ''),\n"
+  "  variant        TEXT NOT NULL CHECK (variant <> ''),\n"
+  "  shape          TEXT NOT NULL CHECK (shape <> ''),\n"
+  "  median_us      REAL NOT NULL CHECK (median_us >= 0),\n"
+  "  min_us         REAL CHECK (min_us >= 0),\n"
+  "  runs           INTEGER NOT NULL CHECK (runs > 0),\n"
+  "  oracle_ms      REAL CHECK (oracle_ms >= 0),\n"
+  "  floor_fraction REAL CHECK (floor_fraction >= 0),\n"
+  "  recorded_at    TEXT NOT NULL\n"
+  ");\n"
+  "CREATE INDEX bench_by_series ON bench (kernel, variant, shape);\n"
+  "PRAGMA user_version = 4;\n";
+
 const char *const store_schema_migrations[STORE_SCHEMA_VERSION] = {
   store_schema_v1,
   store_schema_v2,
   store_schema_v3,
+  store_schema_v4,
 };
