@@ -37,6 +37,7 @@
 #include "csa_kernel_common.h"
 #include "csa_sink_attention.h"
 #include "csa_sink_attention_reference.h"
+#include "csa_attention_rows.h"
 
 #define CSA128_REF_CARRY_ROW (CSA128_RATIO_K * 2 * CSA128_DIM_K) /* floats a batch row */
 
@@ -126,34 +127,16 @@ extern "C" __global__ void __launch_bounds__(REF_ATTN_THREADS) csa128_attention(
     int cache_fp8, float scale) {
   __shared__ float row_max, row_den;
   const long long bias_dims[4] = {bd0, bd1, bd2, bd3};
-  const long long rows = batch * seq * heads, stride = CSA128_WINDOW_K + present_capacity;
-  const long long record_bytes = cache_fp8 ? CSA128_FP8_RECORD_K : CSA128_F32_RECORD_K;
+  const long long rows = batch * seq * heads;
+  const csa128_attention_shape shape = {seq, heads, kv_len, present_capacity,
+                                        cache_fp8 ? CSA128_FP8_RECORD_K : CSA128_F32_RECORD_K, cache_fp8, scale,
+                                        bias_dims};
   csa_cursor cur = csa_cursor_read(total_ptr, seq, kv_len, CSA128_RATIO_K);
   long long row;
   if (!csa_cursor_fits(&cur, past_capacity, present_capacity)) return;
   for (row = blockIdx.x; row < rows; row += gridDim.x) {
     csa_attention_row r;
-    const long long bs = row / heads;
-    r.h = row % heads;
-    r.s = bs % seq;
-    r.b = bs / seq;
-    r.position = cur.start + r.s;
-    csa_attention_dense(&r, &cur);
-    r.count = r.n_dense + csa_min_ll(present_capacity, (r.position + 1) / CSA128_RATIO_K);
-    r.stride = stride;
-    r.selection = NULL;
-    r.valid_records = cur.present_records;
-    r.query = query + row * CSA128_DIM_K; /* Y and query share the layout */
-    r.y = y + row * CSA128_DIM_K;
-    r.kv_row0 = current_kv + r.b * kv_len * CSA128_DIM_K;
-    r.rec_row0 = cache + r.b * present_capacity * record_bytes;
-    r.record_bytes = record_bytes;
-    r.cache_fp8 = cache_fp8;
-    r.sink = sink[r.h];
-    r.scale = scale;
-    r.bias = has_bias ? bias : NULL;
-    r.bias_dims = bias_dims;
-    r.scores = r.weights = scores + row * stride;
+    csa128_attention_row_at(&r, &shape, &cur, row, query, current_kv, cache, sink, has_bias ? bias : NULL, y, scores);
     csa_ref_attend_row(&r, &cur, &row_max, &row_den);
   }
 }

@@ -64,6 +64,7 @@
 #include "nx_csa.h"
 #include "csa_kernel_common.h"
 #include "csa_sink_attention.h"
+#include "csa_attention_rows.h"
 
 #define CSA4_MAIN_CARRY_ROW (CSA4_SLOTS_K * 2 * CSA4_SOURCE_K)        /* floats a batch row */
 #define CSA4_INDEX_CARRY_ROW (CSA4_SLOTS_K * 2 * CSA4_INDEX_SOURCE_K) /* floats a batch row */
@@ -506,34 +507,13 @@ extern "C" __global__ void __launch_bounds__(CSA4_ATTN_THREADS)
   __shared__ float q[CSA4_DIM_K];
   __shared__ float block_max[CSA4_ATTN_THREADS];
   __shared__ float den;
-  const long long rows = p.batch * p.seq * p.heads, stride = CSA4_WINDOW_K + p.topk;
+  const long long rows = p.batch * p.seq * p.heads;
   csa_cursor cur;
   long long row;
   if (!csa4_cursor(&cur, total_ptr, &p)) return;
   for (row = blockIdx.x; row < rows; row += gridDim.x) {
     csa_attention_row r;
-    const long long bs = row / p.heads;
-    r.h = row % p.heads;
-    r.s = bs % p.seq;
-    r.b = bs / p.seq;
-    r.position = cur.start + r.s;
-    csa_attention_dense(&r, &cur);
-    r.count = r.n_dense + p.topk;
-    r.stride = stride;
-    r.selection = selection + bs * p.topk;
-    r.valid_records = cur.present_records;
-    r.query = query + row * CSA4_DIM_K; /* Y and query share the layout */
-    r.y = y + row * CSA4_DIM_K;
-    r.kv_row0 = current_kv + r.b * p.kv_len * CSA4_DIM_K;
-    r.rec_row0 = cache + r.b * p.present_capacity * CSA4_FP8_RECORD_K;
-    r.record_bytes = CSA4_FP8_RECORD_K;
-    r.cache_fp8 = 1;
-    r.sink = sink[r.h];
-    r.scale = p.scale;
-    r.bias = p.has_bias ? bias : NULL;
-    r.bias_dims = p.bias_dims;
-    r.scores = scores + row * stride;
-    r.weights = weights + row * stride;
+    csa4_attention_row_at(&r, &p, &cur, row, query, current_kv, cache, selection, sink, bias, y, scores, weights);
     csa_attend_row(&r, &cur, q, block_max, &den);
   }
 }

@@ -47,6 +47,7 @@
 #include "csa_kernel_common.h"
 #include "csa_sink_attention.h"
 #include "csa_sink_attention_reference.h"
+#include "csa_attention_rows.h"
 
 /* The cursor, and csa_validate_cursor's rules for both caches (main, then index). */
 static __device__ __forceinline__ int csa4_ref_cursor(csa_cursor *c, const long long *total_ptr,
@@ -271,34 +272,14 @@ extern "C" __global__ void __launch_bounds__(REF_ATTN_THREADS)
                    const int *selection, const float *sink, const float *bias, float *y,
                    float *scores, float *weights, const long long *total_ptr) {
   __shared__ float row_max, row_den;
-  const long long rows = p.batch * p.seq * p.heads, stride = CSA4_WINDOW_K + p.topk;
+  const long long rows = p.batch * p.seq * p.heads;
   csa_cursor cur;
   long long row;
-  (void)weights;
+  (void)weights; /* the serial row keeps its exps in scores */
   if (!csa4_ref_cursor(&cur, total_ptr, &p)) return;
   for (row = blockIdx.x; row < rows; row += gridDim.x) {
     csa_attention_row r;
-    const long long bs = row / p.heads;
-    r.h = row % p.heads;
-    r.s = bs % p.seq;
-    r.b = bs / p.seq;
-    r.position = cur.start + r.s;
-    csa_attention_dense(&r, &cur);
-    r.count = r.n_dense + p.topk;
-    r.stride = stride;
-    r.selection = selection + bs * p.topk;
-    r.valid_records = cur.present_records;
-    r.query = query + row * CSA4_DIM_K; /* Y and query share the layout */
-    r.y = y + row * CSA4_DIM_K;
-    r.kv_row0 = current_kv + r.b * p.kv_len * CSA4_DIM_K;
-    r.rec_row0 = cache + r.b * p.present_capacity * CSA4_FP8_RECORD_K;
-    r.record_bytes = CSA4_FP8_RECORD_K;
-    r.cache_fp8 = 1;
-    r.sink = sink[r.h];
-    r.scale = p.scale;
-    r.bias = p.has_bias ? bias : NULL;
-    r.bias_dims = p.bias_dims;
-    r.scores = r.weights = scores + row * stride;
+    csa4_attention_row_at(&r, &p, &cur, row, query, current_kv, cache, selection, sink, bias, y, scores, scores);
     csa_ref_attend_row(&r, &cur, &row_max, &row_den);
   }
 }
