@@ -43,39 +43,7 @@
 #include "index_share_abi.h"
 #include "reference_abi.h"
 #include "numerics.h"
-
-#define IS_REF_NEG_INF_BITS 0xff800000u
-
-static __device__ __forceinline__ float is_ref_load(const void *p, long long i, int storage) {
-  if (storage == IS_STORAGE_F32) return ((const float *)p)[i];
-  if (storage == IS_STORAGE_F16) return nx_f16_to_f32(((const nx_u16 *)p)[i]);
-  return nx_bf16_to_f32(((const nx_u16 *)p)[i]);
-}
-
-static __device__ __forceinline__ void is_ref_store(void *p, long long i, float v, int storage) {
-  if (storage == IS_STORAGE_F32)
-    ((float *)p)[i] = v;
-  else if (storage == IS_STORAGE_F16)
-    ((nx_u16 *)p)[i] = nx_f16_from_f32(v);
-  else
-    ((nx_u16 *)p)[i] = nx_bf16_from_f32(v);
-}
-
-static __device__ __forceinline__ long long is_ref_index(const void *p, long long i, int is_i64) {
-  return is_i64 ? ((const long long *)p)[i] : (long long)((const int *)p)[i];
-}
-
-/* The bias at logical (b, h, q, k); an axis of size 1 broadcasts. */
-static __device__ __forceinline__ float is_ref_bias(const void *bias, int storage, long long bd0,
-                                                    long long bd1, long long bd2, long long bd3,
-                                                    long long b, long long h, long long q,
-                                                    long long k) {
-  long long off = bd0 == 1 ? 0 : b;
-  off = off * bd1 + (bd1 == 1 ? 0 : h);
-  off = off * bd2 + (bd2 == 1 ? 0 : q);
-  off = off * bd3 + (bd3 == 1 ? 0 : k);
-  return is_ref_load(bias, off, storage);
-}
+#include "index_share_access.h"
 
 /*
 ** valid_len[b] = 1 + the largest k < cache_seq whose bias at (b, h, q, k) is
@@ -95,19 +63,12 @@ extern "C" __global__ void __launch_bounds__(REF_IS_FRONTIER_THREADS)
     for (h = 0; h < q_heads; h++)
       for (q = 0; q < q_seq; q++)
         for (k = 0; k < cache_seq; k++) {
-          const float v = is_ref_bias(bias, storage, bd0, bd1, bd2, bd3, b, h, q, k);
+          const float v = is_bias_at(bias, storage, bd0, bd1, bd2, bd3, b, h, q, k);
           if ((nx_f32_bits(v) & 0x7f800000u) != 0x7f800000u && k + 1 > valid) valid = k + 1;
         }
     valid_len[b] = valid;
     write_pos[b] = valid >= current_seq ? valid - current_seq : 0;
   }
-}
-
-/* The selected key of column at, clamped into [0, cache_seq) (cache_seq > 0). */
-static __device__ __forceinline__ long long is_ref_key(const void *indices, long long at,
-                                                       int is_i64, long long cache_seq) {
-  const long long raw = is_ref_index(indices, at, is_i64);
-  return raw < 0 ? 0 : raw >= cache_seq ? cache_seq - 1 : raw;
 }
 
 /*
@@ -138,29 +99,29 @@ extern "C" __global__ void __launch_bounds__(REF_IS_ROW_THREADS) index_share_row
     long long valid, s, d;
 
     if (tid == 0) { /* the selections: columns before the first -1 (none from an empty cache) */
-      for (s = 0; cache_seq > 0 && s < width && is_ref_index(indices, irow + s, index_is_i64) != -1; s++) {}
+      for (s = 0; cache_seq > 0 && s < width && is_load_index(indices, irow + s, index_is_i64) != -1; s++) {}
       row_valid = cache_seq > 0 ? s : 0;
     }
     __syncthreads();
     valid = row_valid;
 
     for (s = tid; s < valid; s += nthreads) { /* stage 1: a score per thread, d ascending */
-      const long long key = is_ref_key(indices, irow + s, index_is_i64, cache_seq);
+      const long long key = is_key_at(indices, irow + s, index_is_i64, cache_seq);
       const long long koff = (kv_base + key) * head_size;
       float acc = 0.0f;
       for (d = 0; d < head_size; d++)
-        acc = acc + (is_ref_load(query, qoff + d, storage) * sqrt_scale) *
-                        (is_ref_load(present_key, koff + d, storage) * sqrt_scale);
-      if (has_bias) acc = acc + is_ref_bias(bias, storage, bd0, bd1, bd2, bd3, b, qh, qi, key);
+        acc = acc + (is_load(query, qoff + d, storage) * sqrt_scale) *
+                        (is_load(present_key, koff + d, storage) * sqrt_scale);
+      if (has_bias) acc = acc + is_bias_at(bias, storage, bd0, bd1, bd2, bd3, b, qh, qi, key);
       srow[s] = acc;
       if (score_trace) score_trace[row * width + s] = acc;
     }
     __syncthreads();
 
     if (tid == 0) { /* stage 2, the seed's lead thread: max, every exp, their sum */
-      float m = nx_f32_from_bits(IS_REF_NEG_INF_BITS), sum = 0.0f;
+      float m = nx_f32_from_bits(IS_NEG_INF_BITS), sum = 0.0f;
       for (s = 0; s < valid; s++) m = nx_maxf(m, srow[s]);
-      row_masked = nx_f32_bits(m) == IS_REF_NEG_INF_BITS;
+      row_masked = nx_f32_bits(m) == IS_NEG_INF_BITS;
       for (s = 0; !row_masked && s < valid; s++) {
         const float e = nx_expf(srow[s] - m);
         srow[s] = e;
@@ -172,7 +133,7 @@ extern "C" __global__ void __launch_bounds__(REF_IS_ROW_THREADS) index_share_row
 
     if (row_masked) { /* every score masked (or none): +0 probabilities and Y */
       for (s = tid; s < valid; s += nthreads) srow[s] = 0.0f;
-      for (d = tid; d < head_size; d += nthreads) is_ref_store(y, qoff + d, 0.0f, storage);
+      for (d = tid; d < head_size; d += nthreads) is_store(y, qoff + d, 0.0f, storage);
       __syncthreads();
       continue;
     }
@@ -182,10 +143,10 @@ extern "C" __global__ void __launch_bounds__(REF_IS_ROW_THREADS) index_share_row
     for (d = tid; d < head_size; d += nthreads) { /* stage 3: y[d], s ascending */
       float acc = 0.0f;
       for (s = 0; s < valid; s++) {
-        const long long key = is_ref_key(indices, irow + s, index_is_i64, cache_seq);
-        acc = acc + srow[s] * is_ref_load(present_value, (kv_base + key) * head_size + d, storage);
+        const long long key = is_key_at(indices, irow + s, index_is_i64, cache_seq);
+        acc = acc + srow[s] * is_load(present_value, (kv_base + key) * head_size + d, storage);
       }
-      is_ref_store(y, qoff + d, acc, storage);
+      is_store(y, qoff + d, acc, storage);
     }
     __syncthreads(); /* row_valid, row_masked and row_inv are reused by the next row */
   }
