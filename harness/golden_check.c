@@ -183,19 +183,54 @@ static const char *pending_oracle_digest(const golden_check *g, int step, const 
   return NULL;
 }
 
+/*
+** An oracle payload read back and verified in this case: the device's
+** payload of the same key follows soon and needs only the digest, so its
+** blob is not decompressed and hashed a second time.
+*/
+struct golden_verified {
+  int step;
+  char stage[64], digest[DIGEST_MAX];
+};
+
+static void remember_verified(golden_check *g, int step, const char *stage, const char *digest) {
+  golden_verified *v;
+  if (g->n_verified == g->cap_verified) {
+    long long cap = g->cap_verified ? 2 * g->cap_verified : 64;
+    golden_verified *q = realloc(g->verified, (size_t)cap * sizeof *q);
+    if (!q) return; /* the device payload reads the blob again */
+    g->verified = q;
+    g->cap_verified = cap;
+  }
+  v = &g->verified[g->n_verified++];
+  v->step = step;
+  snprintf(v->stage, sizeof v->stage, "%s", stage);
+  snprintf(v->digest, sizeof v->digest, "%s", digest);
+}
+
+static const char *verified_oracle_digest(const golden_check *g, int step, const char *stage) {
+  long long i;
+  for (i = g->n_verified - 1; i >= 0; i--)
+    if (g->verified[i].step == step && !strcmp(g->verified[i].stage, stage)) return g->verified[i].digest;
+  return NULL;
+}
+
 /* The payload sink: see the file comment of golden_check.h. */
 static void on_payload(void *ctx, const char *id, int step, const char *stage, const char *source,
                        const tensor *t) {
   golden_check *g = ctx;
   char value[DIGEST_MAX], stored[DIGEST_MAX], why[384];
   int src = strcmp(source, "device") ? SOURCE_ORACLE : SOURCE_DEVICE, rc = ABSENT;
-  const char *queued = src == SOURCE_DEVICE ? pending_oracle_digest(g, step, stage) : NULL;
+  const char *known = NULL;
+  if (src == SOURCE_DEVICE && !(known = pending_oracle_digest(g, step, stage)))
+    known = verified_oracle_digest(g, step, stage);
   frozen_oracle_tensor_value(t, value, sizeof value);
-  if (queued) {
-    snprintf(stored, sizeof stored, "%s", queued);
+  if (known) {
+    snprintf(stored, sizeof stored, "%s", known);
     rc = LOADED;
   } else {
     rc = golden_load(g, id, step, stage, "oracle", stored, why, sizeof why);
+    if (rc == LOADED) remember_verified(g, step, stage, stored);
   }
   if (rc == ABSENT)
     golden_store(g, step, stage, src, t, value);
@@ -266,6 +301,7 @@ void golden_check_end_case(golden_check *g, const char *case_id, case_report *r)
   g->cases_corrupt += corrupt;
   memset(g->first, 0, sizeof g->first);
   g->store_failed = 0;
+  g->n_verified = 0;
 }
 
 void golden_check_close(golden_check *g) {
@@ -276,4 +312,6 @@ void golden_check_close(golden_check *g) {
   g->golden = NULL;
   free(g->failures);
   g->failures = NULL;
+  free(g->verified);
+  g->verified = NULL;
 }

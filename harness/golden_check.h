@@ -42,6 +42,7 @@ typedef struct golden_finding {
 } golden_finding;
 
 typedef struct golden_pending golden_pending; /* a payload queued for the store (golden_check.c) */
+typedef struct golden_verified golden_verified; /* an oracle golden read back in this case (golden_check.c) */
 
 typedef struct golden_check {
   struct store *golden;
@@ -49,6 +50,8 @@ typedef struct golden_check {
   golden_pending *pending;
   long long n_pending, cap_pending;
   size_t pending_bytes;
+  golden_verified *verified;
+  long long n_verified, cap_verified;
   int threads; /* compression workers */
   char path[4096];
   golden_finding first[2];

@@ -47,7 +47,7 @@ static int csa128_capture_step(const void *cv, int steps) {
 /*
 ** The oracle's step; with stages, also the stage boundaries it exposes
 ** (csa_trace), allocated with the shapes csa_validate resolves (all three
-** or none).
+** or none); CompressionUpdate is cut to the records the step emits.
 */
 static int csa128_oracle(csa_step *s, int stages) {
   const tensor *in[CSA_INPUT_COUNT], *cout[CSA_OUTPUT_MAX];
@@ -70,6 +70,8 @@ static int csa128_oracle(csa_step *s, int stages) {
     }
   }
   s->rc = oracle_csa128_run(&s->attrs, in, s->n_in, out, s->n_out, tr, &s->err);
+  if (tr && s->rc == 0 && csa_validate_cursor(&d, in[CSA_IN_TOTAL_SEQ], &verr) == 0)
+    csa_chain_payload_keep_rows(&s->stage[0], d.past_records, d.present_records);
   return s->rc;
 }
 

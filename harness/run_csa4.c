@@ -125,7 +125,11 @@ static int trace_alloc(csa_step *s, const csa_dims *d, csa4_trace *t) {
   return 0;
 }
 
-/* The oracle's step; with stages, also every stage boundary it exposes (csa4_trace). */
+/*
+** The oracle's step; with stages, also every stage boundary it exposes
+** (csa4_trace), the two compression payloads cut to the records the step
+** emits.
+*/
 static int csa4_oracle(csa_step *s, int stages) {
   const tensor *in[CSA_INPUT_COUNT], *cout[CSA_OUTPUT_MAX];
   tensor *out[CSA_OUTPUT_MAX];
@@ -138,6 +142,10 @@ static int csa4_oracle(csa_step *s, int stages) {
   if (stages && csa_validate(&s->attrs, in, s->n_in, cout, s->n_out, &d, &verr) == 0 && trace_alloc(s, &d, &trace) == 0)
     tr = &trace;
   s->rc = oracle_csa4_run(&s->attrs, in, s->n_in, out, s->n_out, tr, &s->err);
+  if (tr && s->rc == 0 && csa_validate_cursor(&d, in[CSA_IN_TOTAL_SEQ], &verr) == 0) {
+    csa_chain_payload_keep_rows(&s->stage[OS_RECORDS], d.past_records, d.present_records);
+    csa_chain_payload_keep_rows(&s->stage[OS_INDEX_RECORDS], d.past_records, d.present_records);
+  }
   return s->rc;
 }
 

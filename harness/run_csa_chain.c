@@ -18,6 +18,7 @@
 #include "harness/diff.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -75,6 +76,28 @@ int csa_chain_payload_alloc(tensor *t, dtype dt, int rank, long long d0, long lo
   if (tensor_alloc(t) == 0) return 0;
   memset(t, 0, sizeof *t);
   return -1;
+}
+
+void csa_chain_payload_keep_rows(tensor *t, long long first, long long end) {
+  const long long batch = t->shape[0], rows = t->shape[1];
+  size_t row_bytes, keep;
+  unsigned char *kept = NULL;
+  long long b;
+  if (t->dt == DTYPE_NONE) return;
+  if (end > rows) end = rows;
+  if (first < 0) first = 0;
+  row_bytes = batch > 0 && rows > 0 ? tensor_bytes(t) / (size_t)(batch * rows) : 0;
+  keep = end > first ? (size_t)(end - first) * row_bytes : 0;
+  if (!keep || !(kept = malloc(keep * (size_t)batch))) {
+    tensor_free(t);
+    memset(t, 0, sizeof *t);
+    return;
+  }
+  for (b = 0; b < batch; b++)
+    memcpy(kept + (size_t)b * keep, (unsigned char *)t->data + ((size_t)(b * rows + first)) * row_bytes, keep);
+  free(t->data);
+  t->data = kept;
+  t->shape[1] = end - first;
 }
 
 /*

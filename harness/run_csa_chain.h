@@ -137,4 +137,13 @@ int csa_chain_localise(const csa_chain_ratio *r, void *k, struct device_io *io, 
 /* A zeroed [d0, .., d(rank-1)] tensor of dtype dt; 0, or -1 (t stays empty). */
 int csa_chain_payload_alloc(tensor *t, dtype dt, int rank, long long d0, long long d1, long long d2, long long d3);
 
+/*
+** Cuts a [B, R, ...] record payload down to rows [first, end) of axis 1 of
+** every batch row: the records a step emits, where the compression stages
+** write (the rest of the cache is the past, copied, and is compared as an
+** output).  An empty range, or no memory for the cut, leaves t empty
+** (DTYPE_NONE: not captured).
+*/
+void csa_chain_payload_keep_rows(tensor *t, long long first, long long end);
+
 #endif
