@@ -15,6 +15,7 @@
 #include "device/csa128_device.h"
 #include "device/csa_device_common.h"
 #include "device/kernels/csa128_abi.h"
+#include "device/kernels/csa_attention_abi.h"
 #include "device/kernels/reference_abi.h"
 
 #include <stdio.h>
@@ -31,11 +32,23 @@ _Static_assert(CSA128_FP8_RECORD_K == CSA_FP8_RECORD_BYTES, "record width drifte
 _Static_assert(CSA128_F32_RECORD_K == CSA_HEAD_DIM * 4, "f32 record width drifted");
 _Static_assert(CSA128_WINDOW_K == CSA_DENSE_WINDOW, "dense window drifted");
 
-enum csa128_kernel_id { CSA128_K_STATE, CSA128_K_COMPRESS, CSA128_K_ATTENTION, CSA128_K_COUNT };
+enum csa128_kernel_id {
+  CSA128_K_STATE,
+  CSA128_K_COMPRESS,
+  CSA128_K_ATTN_SCORES,
+  CSA128_K_ATTN_SOFTMAX,
+  CSA128_K_ATTN_VALUES,
+  CSA128_K_FAST_COUNT,                      /* csa128.cu's kernels end here */
+  CSA128_K_ATTENTION = CSA128_K_FAST_COUNT, /* the reference's attention, in csa128_reference.cu only */
+  CSA128_K_COUNT
+};
 
 static const char *const csa128_kernel_names[CSA128_K_COUNT] = {
     [CSA128_K_STATE] = CSA128_KERNEL_STATE,
     [CSA128_K_COMPRESS] = CSA128_KERNEL_COMPRESS,
+    [CSA128_K_ATTN_SCORES] = CSA128_KERNEL_ATTN_SCORES,
+    [CSA128_K_ATTN_SOFTMAX] = CSA128_KERNEL_ATTN_SOFTMAX,
+    [CSA128_K_ATTN_VALUES] = CSA128_KERNEL_ATTN_VALUES,
     [CSA128_K_ATTENTION] = CSA128_KERNEL_ATTENTION,
 };
 
@@ -72,7 +85,7 @@ int device_csa128_create_variant(device_runtime *rt, const csa_attrs *attrs, dev
     return 1;
   }
   if (csa_device_base_init(&k->base, rt, attrs, "CSA128", CSA128_KERNEL_FILE,
-                           csa128_kernel_names, CSA128_K_COUNT, k->kernels, err, err_len)) {
+                           csa128_kernel_names, CSA128_K_FAST_COUNT, k->kernels, err, err_len)) {
     free(k);
     return 1;
   }
@@ -187,7 +200,10 @@ static int csa128_launch_compress(device_csa128 *k, const csa_dims *d, const csa
                        args);
 }
 
-/* Y, one block per (batch, query, head) row. */
+/*
+** Y: the reference's one kernel, a block per (batch, query, head) row; or
+** the fast three passes (csa_attention_tiles.h), the same arguments each.
+*/
 static int csa128_launch_attention(device_csa128 *k, const csa_dims *d, const csa128_buffers *b) {
   const void *query = b->query, *current_kv = b->current_kv, *cache = b->cache;
   const void *sink = b->sink, *bias = b->bias;
@@ -205,10 +221,17 @@ static int csa128_launch_attention(device_csa128 *k, const csa_dims *d, const cs
                   &y,      &scores,     &total,  &batch,         &seq,
                   &heads,  &kv_len,     &past_capacity, &present_capacity, &cache_fp8,
                   &scale};
-  long long rows = batch * seq * heads;
+  const long long rows = batch * seq * heads, htiles = (heads + CSA_TILE_HEADS - 1) / CSA_TILE_HEADS;
+  const long long ctiles = (CSA_DENSE_WINDOW + present_capacity + CSA_TILE_CANDS - 1) / CSA_TILE_CANDS;
   if (rows == 0) return 0;
-  return csa128_launch(k, CSA128_K_ATTENTION, csa_device_blocks(rows),
-                       k->variant == DEVICE_VARIANT_REFERENCE ? REF_ATTN_THREADS : CSA128_ATTN_THREADS, args);
+  if (k->variant == DEVICE_VARIANT_REFERENCE)
+    return csa128_launch(k, CSA128_K_ATTENTION, csa_device_blocks(rows), REF_ATTN_THREADS, args);
+  return csa128_launch(k, CSA128_K_ATTN_SCORES, csa_device_blocks(batch * seq * htiles * ctiles), CSA_TILE_THREADS,
+                       args) ||
+         csa128_launch(k, CSA128_K_ATTN_SOFTMAX, csa_device_blocks((rows + CSA_TILE_ROWS - 1) / CSA_TILE_ROWS),
+                       CSA_TILE_THREADS, args) ||
+         csa128_launch(k, CSA128_K_ATTN_VALUES, csa_device_blocks(batch * seq * htiles * (CSA_HEAD_DIM / CSA_TILE_DIMS)),
+                       CSA_TILE_THREADS, args);
 }
 
 /* The launches after the metadata passed the contract. */

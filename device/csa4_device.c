@@ -22,6 +22,7 @@
 #include "device/csa_device_common.h"
 #include "device/kernels/csa128_abi.h"
 #include "device/kernels/csa4_abi.h"
+#include "device/kernels/csa_attention_abi.h"
 #include "device/kernels/reference_abi.h"
 
 #include <stdio.h>
@@ -42,7 +43,8 @@ _Static_assert(CSA4_FP8_BLOCKS_K == CSA_FP8_BLOCKS, "FP8 block count drifted");
 _Static_assert(CSA4_WINDOW_K == CSA_DENSE_WINDOW, "dense window drifted");
 _Static_assert(CSA4_TOPK_MAX_K == CSA4_TOPK_MAX, "selection capacity drifted");
 _Static_assert(CSA4_LATCH_CURSOR_BIT == CSA128_LATCH_CURSOR_BIT, "one cursor bit for both ratios");
-_Static_assert(CSA4_SELECT_THREADS == 256, "csa4_select zeroes one radix digit a thread");
+_Static_assert(CSA4_SCORE_HEAD_CHUNK % (CSA4_SCORE_THREADS / 32) == 0, "csa4_index_score gives each warp as many heads");
+_Static_assert(CSA4_SCORE_RECORDS == 32, "csa4_index_score gives each lane one record");
 
 enum csa4_kernel_id {
   CSA4_K_STATE,
@@ -52,7 +54,11 @@ enum csa4_kernel_id {
   CSA4_K_SCORE,
   CSA4_K_SELECT,
   CSA4_K_BROADCAST,
-  CSA4_K_ATTENTION,
+  CSA4_K_ATTN_SCORES,
+  CSA4_K_ATTN_SOFTMAX,
+  CSA4_K_ATTN_VALUES,
+  CSA4_K_FAST_COUNT, /* csa4.cu's kernels end here */
+  CSA4_K_ATTENTION = CSA4_K_FAST_COUNT, /* the reference's attention, in csa4_reference.cu only */
   CSA4_K_COUNT
 };
 
@@ -60,7 +66,9 @@ static const char *const csa4_kernel_names[CSA4_K_COUNT] = {
     [CSA4_K_STATE] = CSA4_KERNEL_STATE,         [CSA4_K_MAIN] = CSA4_KERNEL_MAIN_COMPRESS,
     [CSA4_K_INDEX] = CSA4_KERNEL_INDEX_COMPRESS, [CSA4_K_QUERY] = CSA4_KERNEL_INDEX_QUERY,
     [CSA4_K_SCORE] = CSA4_KERNEL_INDEX_SCORE,   [CSA4_K_SELECT] = CSA4_KERNEL_SELECT,
-    [CSA4_K_BROADCAST] = CSA4_KERNEL_BROADCAST, [CSA4_K_ATTENTION] = CSA4_KERNEL_ATTENTION,
+    [CSA4_K_BROADCAST] = CSA4_KERNEL_BROADCAST, [CSA4_K_ATTN_SCORES] = CSA4_KERNEL_ATTN_SCORES,
+    [CSA4_K_ATTN_SOFTMAX] = CSA4_KERNEL_ATTN_SOFTMAX, [CSA4_K_ATTN_VALUES] = CSA4_KERNEL_ATTN_VALUES,
+    [CSA4_K_ATTENTION] = CSA4_KERNEL_ATTENTION,
 };
 
 /* The kernels csa4_reference.cu replaces; state copy and broadcast stay csa4.cu's in both variants. */
@@ -113,7 +121,7 @@ int device_csa4_create_variant(device_runtime *rt, const csa_attrs *attrs, devic
     return 1;
   }
   if (csa_device_base_init(&k->base, rt, attrs, "CSA4", CSA4_KERNEL_FILE, csa4_kernel_names,
-                           CSA4_K_COUNT, k->kernels, err, err_len)) {
+                           CSA4_K_FAST_COUNT, k->kernels, err, err_len)) {
     free(k);
     return 1;
   }
@@ -294,7 +302,7 @@ static int csa4_launch_select(device_csa4 *k, csa4_step *st, int part) {
   void *select_args[] = {&st->shape, &scores, &selection, &total};
   void *broadcast_args[] = {&st->shape, &selection, &selected, &total};
   const long long rows = p->batch * p->seq;
-  const long long tiles = (p->index_present_capacity + CSA4_SCORE_THREADS - 1) / CSA4_SCORE_THREADS;
+  const long long tiles = (p->index_present_capacity + CSA4_SCORE_RECORDS - 1) / CSA4_SCORE_RECORDS;
   if (k->variant == DEVICE_VARIANT_REFERENCE && part != CSA4_PART_SELECT) /* one thread a (b, s) row */
     return csa4_launch(k, part == CSA4_PART_QUERY ? CSA4_K_QUERY : CSA4_K_SCORE, csa_device_blocks(rows),
                        REF_SERIAL_THREADS, part == CSA4_PART_QUERY ? query_args : score_args);
@@ -312,9 +320,14 @@ static int csa4_launch_select(device_csa4 *k, csa4_step *st, int part) {
                       CSA4_BROADCAST_THREADS, broadcast_args));
 }
 
-/* Y, one block per (batch, query, head) row. */
+/*
+** Y: the reference's one kernel, a block per (batch, query, head) row; or
+** the fast three passes (csa_attention_tiles.h), the same arguments each.
+*/
 static int csa4_launch_attention(device_csa4 *k, csa4_step *st) {
   const csa4_shape *p = &st->shape;
+  const long long bs = p->batch * p->seq, htiles = (p->heads + CSA_TILE_HEADS - 1) / CSA_TILE_HEADS;
+  const long long ctiles = (CSA_DENSE_WINDOW + p->topk + CSA_TILE_CANDS - 1) / CSA_TILE_CANDS;
   const void *query = st->in[CSA_IN_QUERY], *current_kv = st->in[CSA_IN_CURRENT_KV];
   const void *cache = st->out[CSA_OUT_PRESENT_COMPRESSED_KV];
   const void *selection = st->stage[CSA4_STAGE_SELECTION], *sink = st->in[CSA_IN_HEAD_SINK];
@@ -322,8 +335,13 @@ static int csa4_launch_attention(device_csa4 *k, csa4_step *st) {
   void *y = st->out[CSA_OUT_Y], *scores = st->stage[CSA4_STAGE_SCORES], *weights = st->weights;
   void *args[] = {&st->shape, &query, &current_kv, &cache, &selection, &sink,
                   &bias,      &y,     &scores,     &weights, &total};
-  return csa4_launch(k, CSA4_K_ATTENTION, csa_device_blocks(p->batch * p->seq * p->heads),
-                     k->variant == DEVICE_VARIANT_REFERENCE ? REF_ATTN_THREADS : CSA4_ATTN_THREADS, args);
+  if (k->variant == DEVICE_VARIANT_REFERENCE)
+    return csa4_launch(k, CSA4_K_ATTENTION, csa_device_blocks(bs * p->heads), REF_ATTN_THREADS, args);
+  return csa4_launch(k, CSA4_K_ATTN_SCORES, csa_device_blocks(bs * htiles * ctiles), CSA_TILE_THREADS, args) ||
+         csa4_launch(k, CSA4_K_ATTN_SOFTMAX, csa_device_blocks((bs * p->heads + CSA_TILE_ROWS - 1) / CSA_TILE_ROWS),
+                     CSA_TILE_THREADS, args) ||
+         csa4_launch(k, CSA4_K_ATTN_VALUES, csa_device_blocks(bs * htiles * (CSA_HEAD_DIM / CSA_TILE_DIMS)),
+                     CSA_TILE_THREADS, args);
 }
 
 static int csa4_launch_part(device_csa4 *k, csa4_step *st, int part) {

@@ -10,8 +10,10 @@
 **   csa128_compress     one block per batch row: each new token's kv into its
 **                       carry slot, gate + ape into the slot's score, and at
 **                       every 128th position one finished record;
-**   csa128_attention    one block per (batch, query, head) output row: the
-**                       dense window, then the finished records, with a sink.
+**   csa128_attn_scores, csa_attention_tiles.h's three passes (tiles of heads
+**   csa128_attn_softmax, x candidates, a warp per row, tiles of heads x
+**   csa128_attn_values  dims) over the dense window, then the finished
+**                       records, with a sink.
 **
 ** The cursor: every kernel reads total_sequence_length (one i64) on the
 ** device, never the host, so a captured graph replays whatever cursor the
@@ -32,8 +34,8 @@
 ** one thread per pair, at the block's first position pos - 127) and the
 ** record (seven nx_fp8_block64_quantize blocks, one thread each, then
 ** nx_csa_fp8_record_tail per tail element; the f32 view dequantizes the
-** blocks again and keeps the tail as is).  The attention row is
-** csa_sink_attention.h, shared with ratio 4.  Every sum keeps the oracle's
+** blocks again and keeps the tail as is).  The attention is
+** csa_attention_tiles.h, shared with ratio 4.  Every sum keeps the oracle's
 ** order, in one thread.
 **
 ** Floats are moved by their bits where the oracle copies them (carry, kv,
@@ -47,6 +49,7 @@
 #include "csa_kernel_common.h"
 #include "csa_sink_attention.h"
 #include "csa_attention_rows.h"
+#include "csa_attention_tiles.h"
 
 #define CSA128_CARRY_ROW (CSA128_RATIO_K * 2 * CSA128_DIM_K) /* floats a batch row */
 
@@ -196,34 +199,46 @@ extern "C" __global__ void __launch_bounds__(CSA128_COMPRESS_THREADS)
 /* ---- attention --------------------------------------------------------------------- */
 
 /*
-** One block per output row (b, s, h) of Y [B, S, heads, 512], block-stride.
-** query [B, S, heads, 512]; current_kv [B, L, 512]; cache: the present
-** records [B, Rc, W]; sink [heads]; bias as bd0..bd3 (has_bias 0: NULL);
-** scores: [B * S * heads, 128 + Rc] f32 scratch, a row's scores, then its
-** exps, then its probabilities (csa_sink_attention.h with weights = scores).
-** Record candidates: the finished records r < min(Rc, (position + 1) / 128).
+** Output rows (b, s, h) of Y [B, S, heads, 512] as csa_attention_tiles.h's
+** three passes, each kernel block-stride over its own units.  query [B, S,
+** heads, 512]; current_kv [B, L, 512]; cache: the present records [B, Rc,
+** W]; sink [heads]; bias as bd0..bd3 (has_bias 0: NULL); scores: [B * S *
+** heads, 128 + Rc] f32 scratch, a row's scores, then its exps, then its
+** probabilities (weights = scores).  Record candidates: the finished
+** records r < min(Rc, (position + 1) / 128).  The three take the same
+** arguments.
 */
-extern "C" __global__ void __launch_bounds__(CSA128_ATTN_THREADS) csa128_attention(
-    const float *query, const float *current_kv, const nx_u8 *cache, const float *sink,
-    const float *bias, int has_bias, long long bd0, long long bd1, long long bd2, long long bd3,
-    float *y, float *scores, const long long *total_ptr, long long batch, long long seq,
-    long long heads, long long kv_len, long long past_capacity, long long present_capacity,
-    int cache_fp8, float scale) {
-  __shared__ float q[CSA128_DIM_K];
-  __shared__ float block_max[CSA128_ATTN_THREADS];
-  __shared__ float den;
-  const long long bias_dims[4] = {bd0, bd1, bd2, bd3};
-  const long long rows = batch * seq * heads;
-  const csa128_attention_shape shape = {seq, heads, kv_len, present_capacity,
-                                        cache_fp8 ? CSA128_FP8_RECORD_K : CSA128_F32_RECORD_K, cache_fp8, scale,
-                                        bias_dims};
-  csa_cursor cur;
-  long long row;
-
-  if (!csa128_cursor(&cur, total_ptr, seq, kv_len, past_capacity, present_capacity)) return;
-  for (row = blockIdx.x; row < rows; row += gridDim.x) {
-    csa_attention_row r;
-    csa128_attention_row_at(&r, &shape, &cur, row, query, current_kv, cache, sink, has_bias ? bias : NULL, y, scores);
-    csa_attend_row(&r, &cur, q, block_max, &den);
+struct csa128_row_at {
+  const csa128_attention_shape *shape;
+  const csa_cursor *cur;
+  const float *query, *current_kv, *sink, *bias;
+  const nx_u8 *cache;
+  float *y, *scores;
+  __device__ void operator()(long long row, csa_attention_row *r) const {
+    csa128_attention_row_at(r, shape, cur, row, query, current_kv, cache, sink, bias, y, scores);
   }
-}
+};
+
+#define CSA128_ATTENTION_KERNEL(name, pass)                                                                   \
+  extern "C" __global__ void __launch_bounds__(CSA_TILE_THREADS) name(                                       \
+      const float *query, const float *current_kv, const nx_u8 *cache, const float *sink,                    \
+      const float *bias, int has_bias, long long bd0, long long bd1, long long bd2, long long bd3, float *y, \
+      float *scores, const long long *total_ptr, long long batch, long long seq, long long heads,           \
+      long long kv_len, long long past_capacity, long long present_capacity, int cache_fp8, float scale) {   \
+    const long long bias_dims[4] = {bd0, bd1, bd2, bd3};                                                     \
+    const csa128_attention_shape shape = {seq, heads, kv_len, present_capacity,                              \
+                                          cache_fp8 ? CSA128_FP8_RECORD_K : CSA128_F32_RECORD_K, cache_fp8,  \
+                                          scale, bias_dims};                                                 \
+    csa_cursor cur;                                                                                           \
+    if (!csa128_cursor(&cur, total_ptr, seq, kv_len, past_capacity, present_capacity)) return;               \
+    {                                                                                                         \
+      const csa128_row_at at = {&shape, &cur, query, current_kv, sink, has_bias ? bias : NULL, cache, y,    \
+                                scores};                                                                      \
+      pass;                                                                                                   \
+    }                                                                                                         \
+  }
+
+CSA128_ATTENTION_KERNEL(csa128_attn_scores,
+                        csa_attn_scores(at, &cur, batch * seq, heads, CSA128_WINDOW_K + present_capacity))
+CSA128_ATTENTION_KERNEL(csa128_attn_softmax, csa_attn_softmax(at, batch * seq * heads))
+CSA128_ATTENTION_KERNEL(csa128_attn_values, csa_attn_values(at, &cur, batch * seq, heads))

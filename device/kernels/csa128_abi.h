@@ -13,11 +13,13 @@
 #define CSA128_KERNEL_FILE "csa128.cu"
 #define CSA128_KERNEL_STATE "csa128_state_copy"
 #define CSA128_KERNEL_COMPRESS "csa128_compress"
-#define CSA128_KERNEL_ATTENTION "csa128_attention"
+#define CSA128_KERNEL_ATTN_SCORES "csa128_attn_scores"   /* the fast attention's three passes */
+#define CSA128_KERNEL_ATTN_SOFTMAX "csa128_attn_softmax"
+#define CSA128_KERNEL_ATTN_VALUES "csa128_attn_values"
+#define CSA128_KERNEL_ATTENTION "csa128_attention"       /* the reference's one kernel */
 
 #define CSA128_STATE_THREADS 256    /* one thread per carry word / cache byte, grid-stride */
 #define CSA128_COMPRESS_THREADS 256 /* one block per batch row; thread t owns dims t, t + 256 (needs >= 64) */
-#define CSA128_ATTN_THREADS 256     /* one block per (batch, query, head) row, block-stride */
 
 #define CSA128_RATIO_K 128        /* positions per compressed record (= carry slots) */
 #define CSA128_DIM_K 512          /* head_dim */

@@ -17,14 +17,16 @@
 **                        transform and a 68-byte FP4 record (outputs 3, 4);
 **   csa4_index_query     one block per (b, s, index head): the finalized
 **                        index query (IndexQueryFinalize payload);
-**   csa4_index_score     one thread per index record, many blocks per (b, s)
-**                        row (IndexScoring payload);
-**   csa4_select          one block per (b, s) row: the exact top-k
-**                        (Selection payload);
+**   csa4_index_score     a tile of 32 records of one (b, s) row a block: a
+**                        record a lane, its index heads spread over the
+**                        warps (IndexScoring payload);
+**   csa4_select          one block per (b, s) row: the exact top-k, a radix
+**                        select then a bitonic sort (Selection payload);
 **   csa4_broadcast       the selection over the index heads (output 5, only
 **                        in the 6-output configuration);
-**   csa4_attention       one block per (b, s, head): csa_sink_attention.h
-**                        over the dense window and the selected records
+**   csa4_attn_scores,    csa_attention_tiles.h's three passes over the dense
+**   csa4_attn_softmax,   window and the selected records: tiles of heads x
+**   csa4_attn_values     candidates, a warp per row, tiles of heads x dims
 **                        (CandidateAssembly payload, Y).
 **
 ** The cursor is read on the device (csa_kernel_common.h).  A cursor that
@@ -36,8 +38,9 @@
 ** nearest (the pinned --fmad=false keeps them apart; `bitgate audit` checks
 ** the PTX).  Every formula is nx_csa.h's, the oracle's own text; kernels
 ** split the work only across independent outputs (a dim, a RoPE pair, a
-** Hadamard butterfly of one stage, a quantizer block, a record, a row) and
-** every sum runs in one thread in the oracle's order:
+** Hadamard butterfly of one stage, a quantizer block, a record, one index
+** head's dot product, a candidate's score, a row) and every sum runs in one
+** thread in the oracle's order:
 **   compression (per emitted record, block_start = pos - 3): record[d] =
 **       nx_csa_pool over the 8 slots (slots 4..7 read source dim dim + d);
 **       nx_csa_square_sum (one thread) -> nx_csa_inv_rms -> nx_csa_norm_value;
@@ -53,8 +56,8 @@
 **       nx_csa_weight_scale(128, IH), dot_h = sum over d ascending of
 **       q_h[d] * nx_csa_fp4_record_value(key_r, d); records >= limit: -inf.
 **   selection: the first min(limit, topk) records in nx_csa_rank_before
-**       order (nx_csa_rank_key, a radix select of the k-th key then a rank
-**       count among the chosen), -1 after them.  Exact: no float arithmetic.
+**       order (nx_csa_rank_key, a radix select of the k-th key then a sort
+**       of the chosen keys), -1 after them.  Exact: no float arithmetic.
 **
 ** Floats are moved by their bits where the oracle copies them (carry, kv).
 ** All index arithmetic is 64-bit (long long).
@@ -65,6 +68,7 @@
 #include "csa_kernel_common.h"
 #include "csa_sink_attention.h"
 #include "csa_attention_rows.h"
+#include "csa_attention_tiles.h"
 
 #define CSA4_MAIN_CARRY_ROW (CSA4_SLOTS_K * 2 * CSA4_SOURCE_K)        /* floats a batch row */
 #define CSA4_INDEX_CARRY_ROW (CSA4_SLOTS_K * 2 * CSA4_INDEX_SOURCE_K) /* floats a batch row */
@@ -337,111 +341,182 @@ extern "C" __global__ void __launch_bounds__(CSA4_QUERY_THREADS)
 ** scores [B, S, Rci] <- each index record's score for the query row (see
 ** the top), -inf from the row's causal limit on.  query: the finalized
 ** queries [B, S, IH, 128]; weight [B, S, IH]; key: the present index
-** records [B, Rci, 68].  Work units are (row, tile of CSA4_SCORE_THREADS
-** records), block-stride; the row's query is staged CSA4_SCORE_HEAD_CHUNK
-** heads at a time, and each thread carries its score across the chunks, so
-** the heads still add up in ascending order.
+** records [B, Rci, 68].
+**
+** Work units are (row, tile of CSA4_SCORE_RECORDS records), block-stride.
+** A unit decodes its records once into ks (a record a row, padded so that
+** a lane's float4 reads meet no bank conflict), then stages the row's
+** query CSA4_SCORE_HEAD_CHUNK heads at a time.  Lane l of every warp owns
+** record r0 + l; warp w computes the dot products of heads w, w + 8, ...
+** of the chunk, each one in one thread with d ascending, and leaves each
+** head's term (relu(dot) * weight) * weight_scale in terms.  Warp 0 then
+** adds the chunk's terms to its record's score in head order, so the heads
+** of a record still add up in ascending order from +0, however the dot
+** products were spread.
 */
+#define CSA4_SCORE_WARPS (CSA4_SCORE_THREADS / 32)
+#define CSA4_SCORE_HEADS_A_WARP (CSA4_SCORE_HEAD_CHUNK / CSA4_SCORE_WARPS)
+#define CSA4_SCORE_KEY_STRIDE (CSA4_INDEX_DIM_K + 4)
+
 extern "C" __global__ void __launch_bounds__(CSA4_SCORE_THREADS)
     csa4_index_score(csa4_shape p, const float *query, const float *weight, const nx_u8 *key,
                      float *scores, const long long *total_ptr) {
-  __shared__ float qs[CSA4_SCORE_HEAD_CHUNK * CSA4_INDEX_DIM_K];
-  __shared__ float ws[CSA4_SCORE_HEAD_CHUNK];
-  const int tid = threadIdx.x, nthreads = blockDim.x;
-  const long long capacity = p.index_present_capacity;
-  const long long tiles = (capacity + nthreads - 1) / nthreads;
+  __shared__ __align__(16) float qs[CSA4_SCORE_HEAD_CHUNK * CSA4_INDEX_DIM_K];
+  __shared__ __align__(16) float ks[CSA4_SCORE_RECORDS * CSA4_SCORE_KEY_STRIDE];
+  __shared__ float terms[CSA4_SCORE_HEAD_CHUNK * CSA4_SCORE_RECORDS];
+  const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
+  const long long capacity = p.index_present_capacity, ih = p.index_heads;
+  const long long tiles = (capacity + CSA4_SCORE_RECORDS - 1) / CSA4_SCORE_RECORDS;
   const long long units = p.batch * p.seq * tiles;
-  const float weight_scale = nx_csa_weight_scale(CSA4_INDEX_DIM_K, (int)p.index_heads);
+  const float weight_scale = nx_csa_weight_scale(CSA4_INDEX_DIM_K, (int)ih);
   csa_cursor c;
   long long unit;
   if (!csa4_cursor(&c, total_ptr, &p)) return;
   for (unit = blockIdx.x; unit < units; unit += gridDim.x) {
-    const long long row = unit / tiles, r = (unit % tiles) * nthreads + tid;
+    const long long row = unit / tiles, r0 = (unit % tiles) * CSA4_SCORE_RECORDS, r = r0 + lane;
     const long long limit = csa4_record_limit(&p, c.start + row % p.seq);
-    const nx_u8 *rec = key + ((row / p.seq) * capacity + r) * CSA4_INDEX_RECORD_K;
-    float score = 0.0f;
+    const nx_u8 *tile_key = key + ((row / p.seq) * capacity + r0) * CSA4_INDEX_RECORD_K;
+    float score = 0.0f; /* warp 0's: its lane's record */
     long long h0;
-    if ((unit % tiles) * nthreads >= limit) { /* the whole tile is past the limit */
-      if (r < capacity) scores[row * capacity + r] = csa_neg_inf();
+    int i;
+    if (r0 >= limit) { /* the whole tile is past the limit (block-uniform) */
+      if (warp == 0 && r < capacity) scores[row * capacity + r] = csa_neg_inf();
       continue;
     }
-    for (h0 = 0; h0 < p.index_heads; h0 += CSA4_SCORE_HEAD_CHUNK) {
-      const int n_heads = (int)csa_min_ll(CSA4_SCORE_HEAD_CHUNK, p.index_heads - h0);
-      int i, h, d;
-      __syncthreads(); /* the previous chunk (or unit) is read */
-      for (i = tid; i < n_heads * CSA4_INDEX_DIM_K; i += nthreads)
-        qs[i] = query[(row * p.index_heads + h0) * CSA4_INDEX_DIM_K + i];
-      for (i = tid; i < n_heads; i += nthreads) ws[i] = weight[row * p.index_heads + h0 + i];
-      __syncthreads();
-      if (r >= limit) continue;
-      for (h = 0; h < n_heads; h++) {
-        const float *qh = qs + h * CSA4_INDEX_DIM_K;
-        float dot = 0.0f;
-        for (d = 0; d < CSA4_INDEX_DIM_K; d++) dot = dot + qh[d] * nx_csa_fp4_record_value(rec, d);
-        score = score + (nx_maxf(dot, 0.0f) * ws[h]) * weight_scale;
-      }
+    __syncthreads(); /* the previous unit is done with ks and terms */
+    for (i = tid; i < CSA4_SCORE_RECORDS * CSA4_INDEX_DIM_K; i += CSA4_SCORE_THREADS) {
+      const int rec = i / CSA4_INDEX_DIM_K, d = i % CSA4_INDEX_DIM_K;
+      ks[rec * CSA4_SCORE_KEY_STRIDE + d] =
+          r0 + rec < limit ? nx_csa_fp4_record_value(tile_key + (long long)rec * CSA4_INDEX_RECORD_K, d) : 0.0f;
     }
-    if (r < capacity) scores[row * capacity + r] = r < limit ? score : csa_neg_inf();
+    for (h0 = 0; h0 < ih; h0 += CSA4_SCORE_HEAD_CHUNK) {
+      const int n_heads = (int)csa_min_ll(CSA4_SCORE_HEAD_CHUNK, ih - h0);
+      const float *row_query = query + (row * ih + h0) * CSA4_INDEX_DIM_K;
+      float acc[CSA4_SCORE_HEADS_A_WARP];
+      int j, d;
+      __syncthreads(); /* ks is written; the previous chunk's qs and terms are read */
+      for (i = tid; i < n_heads * CSA4_INDEX_DIM_K; i += CSA4_SCORE_THREADS) qs[i] = row_query[i];
+      __syncthreads();
+#pragma unroll
+      for (j = 0; j < CSA4_SCORE_HEADS_A_WARP; j++) acc[j] = 0.0f;
+      for (d = 0; d < CSA4_INDEX_DIM_K; d += 4) {
+        const float4 k4 = *(const float4 *)&ks[lane * CSA4_SCORE_KEY_STRIDE + d];
+#pragma unroll
+        for (j = 0; j < CSA4_SCORE_HEADS_A_WARP; j++) {
+          const int hl = warp + CSA4_SCORE_WARPS * j;
+          if (hl < n_heads) { /* warp-uniform */
+            const float4 q4 = *(const float4 *)&qs[hl * CSA4_INDEX_DIM_K + d];
+            acc[j] = acc[j] + q4.x * k4.x;
+            acc[j] = acc[j] + q4.y * k4.y;
+            acc[j] = acc[j] + q4.z * k4.z;
+            acc[j] = acc[j] + q4.w * k4.w;
+          }
+        }
+      }
+#pragma unroll
+      for (j = 0; j < CSA4_SCORE_HEADS_A_WARP; j++) {
+        const int hl = warp + CSA4_SCORE_WARPS * j;
+        if (hl < n_heads)
+          terms[hl * CSA4_SCORE_RECORDS + lane] =
+              (nx_maxf(acc[j], 0.0f) * weight[row * ih + h0 + hl]) * weight_scale;
+      }
+      __syncthreads();
+      if (warp == 0)
+        for (j = 0; j < n_heads; j++) score = score + terms[j * CSA4_SCORE_RECORDS + lane];
+    }
+    if (warp == 0 && r < capacity) scores[row * capacity + r] = r < limit ? score : csa_neg_inf();
   }
 }
 
 /*
-** The key of the k-th record (1-based) in rank order among records [0,
-** limit) of one row's scores: a most-significant-digit radix select over
-** nx_csa_rank_key, 8 bits a pass, counting with shared atomics (the counts
-** do not depend on the order of the adds).  Keys are distinct (the record
-** is in them), so exactly k records have a key >= the result.  Every thread
-** calls it; it ends after a barrier.
+** The selection threshold among records [0, limit) of one row's scores: a
+** most-significant-digit radix select over nx_csa_rank_key, 8 bits a pass.
+** Keys are distinct (the record is in them), so exactly k records have a
+** key >= the k-th key.  A pass ends the search early when every key that
+** shares the prefix found so far is wanted: then the prefix itself, padded
+** with zero bits, is a threshold that takes exactly those.  Counts go into
+** the shared histogram with one atomic per distinct digit a warp (a digit's
+** count does not depend on the order of the adds); warp 0 finds the digit
+** from the top with a shuffle scan.  Every thread calls it; it ends after a
+** barrier.
 */
-static __device__ nx_u64 csa4_kth_key(const float *scores, long long limit, long long k,
-                                      unsigned *hist, nx_u64 *shared_prefix,
-                                      long long *shared_want) {
-  const int tid = threadIdx.x, nthreads = blockDim.x;
+typedef struct csa4_select_shared {
+  unsigned hist[CSA4_RADIX_DIGITS];
+  nx_u64 key[CSA4_TOPK_MAX_K]; /* the chosen records' keys, then sorted */
+  nx_u64 prefix;
+  long long want;
+  unsigned n_chosen;
+  int done;
+} csa4_select_shared;
+
+/* Warp 0: the digit of hist holding the want-th largest key; sets sh->prefix, want and done. */
+static __device__ void csa4_pick_digit(csa4_select_shared *sh, nx_u64 prefix, long long want, int shift) {
+  const int lane = threadIdx.x % 32, per_lane = CSA4_RADIX_DIGITS / 32;
+  long long mine = 0, above, here;
+  int u, off;
+  for (u = 0; u < per_lane; u++) mine += sh->hist[lane * per_lane + u];
+  here = mine; /* becomes the count of lanes >= this one */
+  for (off = 1; off < 32; off *= 2) {
+    const long long from = __shfl_down_sync(0xffffffffu, here, off);
+    if (lane + off < 32) here += from;
+  }
+  above = here - mine; /* keys in higher lanes' digits */
+  if (above < want && want <= here) {
+    for (u = per_lane - 1; u >= 0; u--) {
+      const unsigned n = sh->hist[lane * per_lane + u];
+      if (above + n >= want) break;
+      above += n;
+    }
+    sh->prefix = prefix | ((nx_u64)(lane * per_lane + u) << shift);
+    sh->want = want - above;
+    sh->done = sh->want == (long long)sh->hist[lane * per_lane + u];
+  }
+}
+
+static __device__ nx_u64 csa4_threshold(const float *scores, long long limit, long long k,
+                                        csa4_select_shared *sh) {
+  const int tid = threadIdx.x, lane = tid % 32;
   nx_u64 prefix = 0, mask = 0;
-  long long want = k, r;
+  long long want = k, base;
   int shift, i;
   for (shift = 56; shift >= 0; shift -= 8) {
-    for (i = tid; i < CSA4_RADIX_DIGITS; i += nthreads) hist[i] = 0;
+    for (i = tid; i < CSA4_RADIX_DIGITS; i += CSA4_SELECT_THREADS) sh->hist[i] = 0;
     __syncthreads();
-    for (r = tid; r < limit; r += nthreads) {
-      const nx_u64 rank_key = nx_csa_rank_key(scores[r], r);
-      if ((rank_key & mask) == prefix) atomicAdd(&hist[(rank_key >> shift) & 0xffu], 1u);
-    }
-    __syncthreads();
-    if (tid == 0) { /* the digit holding the want-th largest, from the top */
-      long long above = 0;
-      int digit;
-      for (digit = CSA4_RADIX_DIGITS - 1; digit > 0; digit--) {
-        if (above + hist[digit] >= want) break;
-        above += hist[digit];
+    for (base = tid - lane; base < limit; base += CSA4_SELECT_THREADS) { /* warp-uniform trips */
+      const long long r = base + lane;
+      int digit = CSA4_RADIX_DIGITS; /* none */
+      unsigned peers;
+      if (r < limit) {
+        const nx_u64 rank_key = nx_csa_rank_key(scores[r], r);
+        if ((rank_key & mask) == prefix) digit = (int)((rank_key >> shift) & 0xffu);
       }
-      *shared_want = want - above;
-      *shared_prefix = prefix | ((nx_u64)digit << shift);
+      peers = __match_any_sync(0xffffffffu, digit);
+      if (digit < CSA4_RADIX_DIGITS && lane == __ffs(peers) - 1) atomicAdd(&sh->hist[digit], __popc(peers));
     }
     __syncthreads();
-    prefix = *shared_prefix;
-    want = *shared_want;
+    if (tid < 32) csa4_pick_digit(sh, prefix, want, shift);
+    __syncthreads();
+    prefix = sh->prefix;
+    want = sh->want;
     mask |= (nx_u64)0xffu << shift;
+    if (sh->done) break;
   }
+  __syncthreads(); /* sh->done and prefix are read by all before the next row writes them */
   return prefix;
 }
 
 /*
 ** One block per (b, s) row, block-stride: selection [B, S, topk] <- the
 ** row's first min(limit, topk) records in rank order, then -1.  With more
-** records than topk, csa4_kth_key finds the topk-th key; the records at or
-** above it are gathered (in any order) and each is written at its rank
-** among them, counted over the gathered keys.
+** records than topk, csa4_threshold finds the threshold; the records at or
+** above it are gathered (in any order) and sorted by key, descending, with a
+** bitonic network in shared memory (the record is the key's low word,
+** complemented).  Exact: no float arithmetic.
 */
 extern "C" __global__ void __launch_bounds__(CSA4_SELECT_THREADS)
     csa4_select(csa4_shape p, const float *scores, int *selection, const long long *total_ptr) {
-  __shared__ unsigned hist[CSA4_RADIX_DIGITS];
-  __shared__ nx_u64 chosen_key[CSA4_TOPK_MAX_K];
-  __shared__ int chosen_record[CSA4_TOPK_MAX_K];
-  __shared__ nx_u64 shared_prefix;
-  __shared__ long long shared_want;
-  __shared__ unsigned n_chosen;
-  const int tid = threadIdx.x, nthreads = blockDim.x;
+  __shared__ csa4_select_shared sh;
+  const int tid = threadIdx.x;
   const long long rows = p.batch * p.seq, capacity = p.index_present_capacity;
   csa_cursor c;
   long long row;
@@ -452,27 +527,33 @@ extern "C" __global__ void __launch_bounds__(CSA4_SELECT_THREADS)
     const float *row_scores = scores + row * capacity;
     int *out = selection + row * p.topk;
     nx_u64 threshold = 0; /* every key is >= 0: all limit records when limit <= topk */
-    long long r, i, j;
-    if (limit > p.topk)
-      threshold = csa4_kth_key(row_scores, limit, k, hist, &shared_prefix, &shared_want);
-    if (tid == 0) n_chosen = 0;
+    int n = 1, size, stride, i;
+    long long r;
+    while (n < k) n *= 2;
+    if (limit > p.topk) threshold = csa4_threshold(row_scores, limit, k, &sh);
+    for (i = tid; i < n; i += CSA4_SELECT_THREADS) sh.key[i] = 0; /* below every real key */
+    if (tid == 0) sh.n_chosen = 0;
     __syncthreads();
-    for (r = tid; r < limit; r += nthreads) {
+    for (r = tid; r < limit; r += CSA4_SELECT_THREADS) {
       const nx_u64 rank_key = nx_csa_rank_key(row_scores[r], r);
       if (rank_key >= threshold) {
-        const unsigned at = atomicAdd(&n_chosen, 1u);
-        chosen_key[at] = rank_key;
-        chosen_record[at] = (int)r;
+        const unsigned at = atomicAdd(&sh.n_chosen, 1u);
+        if (at < CSA4_TOPK_MAX_K) sh.key[at] = rank_key; /* exactly k <= topk of them */
       }
     }
+    for (size = 2; size <= n; size *= 2)
+      for (stride = size / 2; stride > 0; stride /= 2) {
+        __syncthreads();
+        for (i = tid; i < n / 2; i += CSA4_SELECT_THREADS) {
+          const int lo = 2 * stride * (i / stride) + i % stride, hi = lo + stride;
+          const nx_u64 a = sh.key[lo], b = sh.key[hi];
+          if ((a < b) == ((lo & size) == 0)) sh.key[lo] = b, sh.key[hi] = a; /* descending overall */
+        }
+      }
     __syncthreads();
-    for (i = tid; i < k; i += nthreads) {
-      long long rank = 0;
-      for (j = 0; j < k; j++) rank += chosen_key[j] > chosen_key[i];
-      out[rank] = chosen_record[i];
-    }
-    for (i = k + tid; i < p.topk; i += nthreads) out[i] = -1;
-    __syncthreads(); /* chosen_* and n_chosen are reused by the next row */
+    for (i = tid; i < p.topk; i += CSA4_SELECT_THREADS)
+      out[i] = i < k ? (int)(0xffffffffu - (nx_u32)sh.key[i]) : -1;
+    __syncthreads(); /* sh is reused by the next row */
   }
 }
 
@@ -494,26 +575,38 @@ extern "C" __global__ void __launch_bounds__(CSA4_BROADCAST_THREADS)
 /* ---- attention --------------------------------------------------------------------- */
 
 /*
-** One block per output row (b, s, h) of Y [B, S, heads, 512], block-stride.
-** Candidates: the dense window, then slot 0..topk of the row's selection
-** (live iff 0 <= record < total / 4), read straight from the packed cache
-** [B, Rc, 583].  scores and weights: [B * S * heads, 128 + topk] scratch;
-** scores stays the CandidateAssembly payload.
+** Output rows (b, s, h) of Y [B, S, heads, 512] as csa_attention_tiles.h's
+** three passes, each kernel block-stride over its own units.  Candidates:
+** the dense window, then slot 0..topk of the row's selection (live iff 0 <=
+** record < total / 4), read straight from the packed cache [B, Rc, 583].
+** scores and weights: [B * S * heads, 128 + topk] scratch; scores stays the
+** CandidateAssembly payload.  The three take the same arguments.
 */
-extern "C" __global__ void __launch_bounds__(CSA4_ATTN_THREADS)
-    csa4_attention(csa4_shape p, const float *query, const float *current_kv, const nx_u8 *cache,
-                   const int *selection, const float *sink, const float *bias, float *y,
-                   float *scores, float *weights, const long long *total_ptr) {
-  __shared__ float q[CSA4_DIM_K];
-  __shared__ float block_max[CSA4_ATTN_THREADS];
-  __shared__ float den;
-  const long long rows = p.batch * p.seq * p.heads;
-  csa_cursor cur;
-  long long row;
-  if (!csa4_cursor(&cur, total_ptr, &p)) return;
-  for (row = blockIdx.x; row < rows; row += gridDim.x) {
-    csa_attention_row r;
-    csa4_attention_row_at(&r, &p, &cur, row, query, current_kv, cache, selection, sink, bias, y, scores, weights);
-    csa_attend_row(&r, &cur, q, block_max, &den);
+struct csa4_row_at {
+  const csa4_shape *p;
+  const csa_cursor *cur;
+  const float *query, *current_kv, *sink, *bias;
+  const nx_u8 *cache;
+  const int *selection;
+  float *y, *scores, *weights;
+  __device__ void operator()(long long row, csa_attention_row *r) const {
+    csa4_attention_row_at(r, p, cur, row, query, current_kv, cache, selection, sink, bias, y, scores, weights);
   }
-}
+};
+
+#define CSA4_ATTENTION_KERNEL(name, pass)                                                                     \
+  extern "C" __global__ void __launch_bounds__(CSA_TILE_THREADS)                                             \
+      name(csa4_shape p, const float *query, const float *current_kv, const nx_u8 *cache,                    \
+           const int *selection, const float *sink, const float *bias, float *y, float *scores,              \
+           float *weights, const long long *total_ptr) {                                                      \
+    csa_cursor cur;                                                                                           \
+    if (!csa4_cursor(&cur, total_ptr, &p)) return;                                                            \
+    {                                                                                                         \
+      const csa4_row_at at = {&p, &cur, query, current_kv, sink, bias, cache, selection, y, scores, weights}; \
+      pass;                                                                                                   \
+    }                                                                                                         \
+  }
+
+CSA4_ATTENTION_KERNEL(csa4_attn_scores, csa_attn_scores(at, &cur, p.batch * p.seq, p.heads, CSA4_WINDOW_K + p.topk))
+CSA4_ATTENTION_KERNEL(csa4_attn_softmax, csa_attn_softmax(at, p.batch * p.seq * p.heads))
+CSA4_ATTENTION_KERNEL(csa4_attn_values, csa_attn_values(at, &cur, p.batch * p.seq, p.heads))

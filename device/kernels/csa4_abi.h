@@ -19,17 +19,20 @@
 #define CSA4_KERNEL_INDEX_SCORE "csa4_index_score"
 #define CSA4_KERNEL_SELECT "csa4_select"
 #define CSA4_KERNEL_BROADCAST "csa4_broadcast"
-#define CSA4_KERNEL_ATTENTION "csa4_attention"
+#define CSA4_KERNEL_ATTN_SCORES "csa4_attn_scores"   /* the fast attention's three passes */
+#define CSA4_KERNEL_ATTN_SOFTMAX "csa4_attn_softmax"
+#define CSA4_KERNEL_ATTN_VALUES "csa4_attn_values"
+#define CSA4_KERNEL_ATTENTION "csa4_attention"       /* the reference's one kernel (csa4_reference.cu) */
 
 #define CSA4_STATE_THREADS 256      /* one thread per carry word / cache byte, grid-stride */
 #define CSA4_MAIN_THREADS 512       /* one block per batch row, a thread per record dim */
 #define CSA4_INDEX_THREADS 128      /* one block per batch row, a thread per index dim */
 #define CSA4_QUERY_THREADS 128      /* one block per (b, s, index head), a thread per dim */
-#define CSA4_SCORE_THREADS 256      /* a thread per index record; many blocks per row */
-#define CSA4_SELECT_THREADS 256     /* one block per (b, s) row; must be the digit count */
+#define CSA4_SCORE_THREADS 256      /* 8 warps over one tile of CSA4_SCORE_RECORDS records */
+#define CSA4_SCORE_RECORDS 32       /* records a scoring tile: one a lane */
+#define CSA4_SELECT_THREADS 1024    /* one block per (b, s) row */
 #define CSA4_BROADCAST_THREADS 256  /* one thread per selected_indices element */
-#define CSA4_ATTN_THREADS 256       /* one block per (b, s, head) row */
-#define CSA4_SCORE_HEAD_CHUNK 32    /* index heads of the query staged in shared memory at once */
+#define CSA4_SCORE_HEAD_CHUNK 32    /* index heads of the query staged in shared memory at once (4 a warp) */
 
 #define CSA4_RATIO_K 4
 #define CSA4_SLOTS_K 8              /* carry slots: 0..3 the previous block, 4..7 the current */

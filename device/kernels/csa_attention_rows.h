@@ -2,7 +2,7 @@
 ** csa_attention_rows.h: where one attention row's tensors lie, shared by the
 ** fast and the reference attention kernels of both ratios (csa4.cu,
 ** csa4_reference.cu, csa128.cu, csa128_reference.cu), which differ only in
-** how they compute the row (csa_attend_row or csa_ref_attend_row).
+** how they compute the row (csa_attention_tiles.h or csa_ref_attend_row).
 **
 ** Rows are the block-stride index over Y [B, S, heads, 512]; Y and the query
 ** share that layout.  The scratch rows have stride 128 + candidates; weights

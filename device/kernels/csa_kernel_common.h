@@ -1,7 +1,7 @@
 /*
 ** csa_kernel_common.h: what the CompressedSparseAttention kernels of both
 ** compression ratios share (csa128.cu, csa4.cu): the cursor read on the
-** device, the bias broadcast, and the order-free block maximum.  CUDA C++,
+** device and the bias broadcast.  CUDA C++,
 ** included by the kernel files after numerics.h and nx_csa.h.
 **
 ** The cursor (oracle/csa.h, csa_validate_cursor): S is query.shape[1];
@@ -66,27 +66,6 @@ static __device__ __forceinline__ float csa_bias_at(const float *bias, const lon
   off = off * bd[2] + (bd[2] == 1 ? 0 : s);
   off = off * bd[3] + (bd[3] == 1 ? 0 : c);
   return bias[off];
-}
-
-/*
-** The maximum of every thread's m over the block (nx_maxf: order-free for
-** non-NaN values, and m never becomes NaN since nx_maxf drops NaNs), through
-** scratch[blockDim.x] in shared memory.  Called by every thread; returns the
-** maximum to all of them and leaves scratch reusable after a barrier.
-*/
-static __device__ float csa_block_max(float m, float *scratch) {
-  const int tid = threadIdx.x, nthreads = blockDim.x;
-  int w;
-  scratch[tid] = m;
-  __syncthreads();
-  if (tid == 0) {
-    for (w = 1; w < nthreads; w++) m = nx_maxf(m, scratch[w]);
-    scratch[0] = m;
-  }
-  __syncthreads();
-  m = scratch[0];
-  __syncthreads(); /* everyone has read it before scratch is written again */
-  return m;
 }
 
 #endif /* CSA_KERNEL_COMMON_H */

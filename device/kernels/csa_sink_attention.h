@@ -1,8 +1,10 @@
 /*
-** csa_sink_attention.h: one output row (b, s, h) of the CSA sink attention,
-** shared by both compression ratios (csa128.cu, csa4.cu; the oracle's
-** attend_row in oracle/csa128.c and its ratio-4 twin).  CUDA C++, included
-** after numerics.h, nx_csa.h and csa_kernel_common.h.
+** csa_sink_attention.h: what one output row (b, s, h) of the CSA sink
+** attention reads, shared by both compression ratios and both variants
+** (the fast passes of csa_attention_tiles.h, the reference's
+** csa_sink_attention_reference.h; the oracle's attend_row in oracle/csa128.c
+** and its ratio-4 twin).  CUDA C++, included after numerics.h, nx_csa.h and
+** csa_kernel_common.h.
 **
 ** Candidates, c ascending:
 **   dense   c < n_dense (128, or min(kv_used, 128) when start == 0): current_kv
@@ -16,12 +18,11 @@
 ** column c (broadcast); -inf when not live.  Every column of the scores row
 ** up to its stride is written (-inf past count): ratio 4 keeps the row as its
 ** CandidateAssembly payload.
-** m = max of the scores (order-free, reduced across the block); m == -inf
-** gives a zero row.  Otherwise w_c = nx_expf(score_c - m) for every score
-** that is not -inf (in parallel); den = sum of the w_c over c ascending (one
-** thread), then + nx_expf(sink - m); p_c = w_c / den (in parallel); y[d] =
-** sum over live c ascending of p_c * v_c[d] (one thread per dim).  -inf marks
-** a dead candidate in weights too (neither an exp nor a probability is -inf).
+** m = max of the scores (order-free); m == -inf gives a zero row.  Otherwise
+** w_c = nx_expf(score_c - m) for every score that is not -inf; den = sum of
+** the w_c over c ascending, then + nx_expf(sink - m); p_c = w_c / den; y[d] =
+** sum over live c ascending of p_c * v_c[d].  -inf marks a dead candidate in
+** weights too (neither an exp nor a probability is -inf).
 */
 #ifndef CSA_SINK_ATTENTION_H
 #define CSA_SINK_ATTENTION_H
@@ -84,78 +85,6 @@ static __device__ __forceinline__ int csa_candidate(const csa_attention_row *r,
     *rec = r->rec_row0 + record * r->record_bytes;
   }
   return 1;
-}
-
-/*
-** The whole row, by every thread of the block.  q[512], max_scratch[blockDim.x]
-** and *den live in shared memory.  Ends with a barrier, so the caller may
-** start the next row at once.
-*/
-static __device__ void csa_attend_row(const csa_attention_row *r, const csa_cursor *cur, float *q,
-                                      float *max_scratch, float *den) {
-  const int tid = threadIdx.x, nthreads = blockDim.x;
-  float m = csa_neg_inf();
-  long long c;
-  int d;
-
-  for (d = tid; d < CSA_ATTN_DIM; d += nthreads) q[d] = r->query[d];
-  __syncthreads();
-
-  for (c = tid; c < r->stride; c += nthreads) { /* scores, each in one thread */
-    const float *kv;
-    const nx_u8 *rec;
-    float score = csa_neg_inf();
-    if (csa_candidate(r, cur, c, &kv, &rec)) {
-      float acc = 0.0f;
-      if (kv)
-        for (d = 0; d < CSA_ATTN_DIM; d++) acc = acc + q[d] * kv[d];
-      else
-        for (d = 0; d < CSA_ATTN_DIM; d++) acc = acc + q[d] * csa_record_value(rec, r->cache_fp8, d);
-      score = acc * r->scale;
-      if (r->bias) score = score + csa_bias_at(r->bias, r->bias_dims, r->b, r->h, r->s, c);
-    }
-    r->scores[c] = score;
-    m = nx_maxf(m, score);
-  }
-  m = csa_block_max(m, max_scratch);
-
-  if (nx_csa_is_neg_inf(m)) { /* no live candidate: a zero row */
-    for (d = tid; d < CSA_ATTN_DIM; d += nthreads) r->y[d] = 0.0f;
-    __syncthreads();
-    return;
-  }
-
-  /* exps in parallel; their sum ascending in one thread, then the sink */
-  for (c = tid; c < r->stride; c += nthreads) {
-    const float score = r->scores[c];
-    r->weights[c] = nx_csa_is_neg_inf(score) ? score : nx_expf(score - m);
-  }
-  __syncthreads();
-  if (tid == 0) {
-    float sum = 0.0f;
-    for (c = 0; c < r->count; c++)
-      if (!nx_csa_is_neg_inf(r->weights[c])) sum = sum + r->weights[c];
-    *den = sum + nx_expf(r->sink - m);
-  }
-  __syncthreads();
-  for (c = tid; c < r->count; c += nthreads)
-    if (!nx_csa_is_neg_inf(r->weights[c])) r->weights[c] = r->weights[c] / *den;
-  __syncthreads();
-
-  /* y[d] = sum over live c ascending of p_c * v_c[d], one thread per dim */
-  for (d = tid; d < CSA_ATTN_DIM; d += nthreads) {
-    float acc = 0.0f;
-    for (c = 0; c < r->count; c++) {
-      const float p = r->weights[c];
-      const float *kv;
-      const nx_u8 *rec;
-      if (nx_csa_is_neg_inf(p)) continue;
-      csa_candidate(r, cur, c, &kv, &rec); /* live: its score was not -inf */
-      acc = acc + p * (kv ? kv[d] : csa_record_value(rec, r->cache_fp8, d));
-    }
-    r->y[d] = acc;
-  }
-  __syncthreads();
 }
 
 #endif /* CSA_SINK_ATTENTION_H */

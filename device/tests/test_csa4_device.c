@@ -260,7 +260,8 @@ static device_csa4 *csa4_open(device_runtime *rt, const csa_attrs *attrs) {
 Test(csa4_device, compiles_to_an_sm90_cubin_with_every_kernel) {
   static const char *const names[] = {CSA4_KERNEL_STATE,        CSA4_KERNEL_MAIN_COMPRESS, CSA4_KERNEL_INDEX_COMPRESS,
                                       CSA4_KERNEL_INDEX_QUERY,  CSA4_KERNEL_INDEX_SCORE,   CSA4_KERNEL_SELECT,
-                                      CSA4_KERNEL_BROADCAST,    CSA4_KERNEL_ATTENTION};
+                                      CSA4_KERNEL_BROADCAST,    CSA4_KERNEL_ATTN_SCORES,   CSA4_KERNEL_ATTN_SOFTMAX,
+                                      CSA4_KERNEL_ATTN_VALUES};
   gpu_test_expect_cubin(CSA4_KERNEL_FILE, names, sizeof names / sizeof names[0]);
 }
 

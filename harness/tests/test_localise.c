@@ -60,7 +60,7 @@ static void expect_localised(const char *plant, const char *spec, const char *st
 }
 
 Test(localise, csa4_scoring_bug) {
-  expect_localised("csa4.cu:nx_maxf(dot, 0.0f)=>nx_maxf(dot, 0.015625f)", csa4_spec, "IndexScoring", 0);
+  expect_localised("csa4.cu:nx_maxf(acc[j], 0.0f)=>nx_maxf(acc[j], 0.015625f)", csa4_spec, "IndexScoring", 0);
 }
 
 Test(localise, csa4_late_scoring_bug_is_named_in_the_capture_lane_too) {
@@ -74,7 +74,7 @@ Test(localise, csa4_query_bug_is_not_blamed_downstream) {
 }
 
 Test(localise, csa4_candidate_scoring_bug) {
-  expect_localised("csa_sink_attention.h:score = acc * r->scale;=>score = acc * r->scale * 1.25f;", csa4_spec,
+  expect_localised("csa_attention_tiles.h:score = acc[j] * rh.scale;=>score = acc[j] * rh.scale * 1.25f;", csa4_spec,
                    "CandidateAssembly", 0);
 }
 
@@ -84,6 +84,6 @@ Test(localise, csa128_compressor_bug) {
 }
 
 Test(localise, csa128_attention_bug) {
-  expect_localised("csa_sink_attention.h:score = acc * r->scale;=>score = acc * r->scale * 1.25f;", csa128_spec,
+  expect_localised("csa_attention_tiles.h:score = acc[j] * rh.scale;=>score = acc[j] * rh.scale * 1.25f;", csa128_spec,
                    "SparseSinkSoftmaxAttention", 0);
 }
