@@ -88,6 +88,10 @@ static int write_report(const nightly *n, const suite_run_result *res, long long
           n->golden_path, (double)golden_bytes / (1024.0 * 1024.0));
   fprintf(f, "- cases: %lld, passed %lld, failed %lld (%.1f s)\n", t->cases, t->cases - t->failed_cases,
           t->failed_cases, res->seconds);
+  if (res->resumed_cases) /* the golden counters saw only the cases run now */
+    fprintf(f, "- resumed: %lld cases were recorded by earlier invocations of this run; the golden figures and "
+            "the table below cover the %lld run now (%.1f s); the case counts above cover them all\n",
+            res->resumed_cases, t->cases - res->resumed_cases, res->seconds);
   fprintf(f, "- golden payloads: %lld stored (oracle), %lld stored (device, no oracle golden), %lld compared\n",
           g->stored, g->device_stored, g->compared);
   fprintf(f, "- golden divergences: %lld cases; golden corrupt: %lld cases; golden store errors: %lld cases\n\n",

@@ -271,6 +271,7 @@ static int run_suite(const char *cmd, suite_run_state *st, const suite_run_args 
   res.args = a;
   res.tally = st->t;
   res.run_id = st->run_id;
+  res.resumed_cases = st->resumed_cases;
   res.seconds = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
   print_summary(st, a, res.seconds);
   if (st->resuming)

@@ -38,7 +38,8 @@ typedef struct suite_run_result {
   const suite_run_args *args;
   suite_run_tally tally;
   long long run_id;
-  double seconds;
+  double seconds;          /* this invocation's */
+  long long resumed_cases; /* --resume: cases recorded by earlier invocations (in tally, not run now) */
 } suite_run_result;
 
 typedef struct suite_run_hooks {

@@ -112,15 +112,19 @@ static char **worker_argv(const worker_pool_launch *l, const char *fd_text) {
   return v;
 }
 
-/* environ with CUDA_VISIBLE_DEVICES=visible in place of the parent's. */
-static char **worker_envp(char *visible_entry) {
+/*
+** environ with CUDA_VISIBLE_DEVICES=visible in place of the parent's, and
+** threads_entry (BITGATE_ORACLE_THREADS=N) unless the parent sets its own.
+*/
+static char **worker_envp(char *visible_entry, char *threads_entry) {
   size_t n = 0, k = 0, i;
   char **v;
   while (environ[n]) n++;
-  if (!(v = calloc(n + 2, sizeof *v))) return NULL;
+  if (!(v = calloc(n + 3, sizeof *v))) return NULL;
   for (i = 0; i < n; i++)
     if (strncmp(environ[i], "CUDA_VISIBLE_DEVICES=", 21)) v[k++] = environ[i];
   v[k++] = visible_entry;
+  if (!getenv("BITGATE_ORACLE_THREADS")) v[k++] = threads_entry;
   return v;
 }
 
@@ -147,7 +151,7 @@ static int slot_read(worker_slot *w, void *buf, size_t len, double deadline) {
 /* Starts the slot's worker and reads its hello; 0, or -1 with err. */
 static int slot_start(pool *p, worker_slot *w, char *err, size_t err_len) {
   int sv[2], out[2], rc;
-  char fd_text[16], visible_entry[64], why[300];
+  char fd_text[16], visible_entry[64], threads_entry[64], why[300];
   char **argv = NULL, **envp = NULL;
   worker_hello hello;
   posix_spawn_file_actions_t fa;
@@ -164,7 +168,8 @@ static int slot_start(pool *p, worker_slot *w, char *err, size_t err_len) {
   posix_spawn_file_actions_adddup2(&fa, out[1], 1);
   posix_spawn_file_actions_adddup2(&fa, out[1], 2);
   argv = worker_argv(p->launch, fd_text);
-  envp = worker_envp(visible_entry);
+  snprintf(threads_entry, sizeof threads_entry, "BITGATE_ORACLE_THREADS=%d", worker_pool_oracle_threads(p->n));
+  envp = worker_envp(visible_entry, threads_entry);
   rc = argv && envp ? posix_spawn(&w->pid, "/proc/self/exe", &fa, NULL, argv, envp) : ENOMEM;
   posix_spawn_file_actions_destroy(&fa);
   free(argv);
@@ -297,7 +302,8 @@ int worker_pool_run(const worker_args *a, const worker_pool_launch *l, char *con
   memset(res, 0, sizeof *res);
   p.args = a, p.launch = l, p.sink = sink, p.lanes = l->lanes, p.res = res;
   if (worker_pool_devices(a, visible, &p.n) != 0)
-    return snprintf(err, err_len, "--devices '%s': not a GPU list", a->devices), -2;
+    return snprintf(err, err_len, "--devices '%s' with --jobs %d: not a GPU list, or more than %d workers",
+                    a->devices ? a->devices : "0", a->jobs, WORKER_POOL_MAX), -2;
   if (!(p.slots = calloc((size_t)p.n, sizeof *p.slots))) return snprintf(err, err_len, "out of memory"), -2;
   for (i = 0; i < p.n; i++) p.slots[i].visible = visible[i];
   res->workers = p.n;

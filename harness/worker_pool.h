@@ -10,6 +10,11 @@
 **   --devices all|LIST   one worker per GPU ("0,1"; default 0): each sees its
 **                        GPU as device 0 through CUDA_VISIBLE_DEVICES (mapped
 **                        through the parent's own CUDA_VISIBLE_DEVICES)
+**   --jobs N             N workers per GPU (default 1), sharing it: a case is
+**                        mostly host work (generation, the oracle, transfers,
+**                        diffs), so several keep one GPU busy; unless
+**                        BITGATE_ORACLE_THREADS is set, each worker's oracle
+**                        gets an equal share of the cores
 **   --timeout SECONDS    a case that has not answered by then is killed
 **                        (SIGKILL) and recorded as 'timeout'; 0: no limit;
 **                        default 600
@@ -33,6 +38,7 @@ typedef enum worker_mode { WORKER_MODE_AUTO = 0, WORKER_MODE_ON, WORKER_MODE_OFF
 typedef struct worker_args {
   worker_mode mode;
   const char *devices; /* NULL: device 0 */
+  int jobs;            /* workers per device, 1..WORKER_JOBS_MAX */
   int timeout_s;       /* 0: none */
 } worker_args;
 
@@ -43,13 +49,19 @@ void worker_args_init(worker_args *a);
 /* As gate_option: 1 taken (*i advanced), 0 not ours, -1 usage error printed. */
 int worker_option(const char *cmd, int argc, char **argv, int *i, worker_args *a);
 
-#define WORKER_POOL_MAX 16 /* workers, one per GPU */
+#define WORKER_DEVICES_MAX 16 /* GPUs in --devices */
+#define WORKER_JOBS_MAX 16    /* workers a GPU */
+#define WORKER_POOL_MAX 64    /* workers in all */
 
 /*
-** Each worker's CUDA_VISIBLE_DEVICES value from --devices (one per worker);
-** -1 when the list is malformed.
+** Each worker's CUDA_VISIBLE_DEVICES value from --devices and --jobs (one
+** per worker, a device's workers next to each other); -1 when the list is
+** malformed or names too many workers.
 */
 int worker_pool_devices(const worker_args *a, char visible[][32], int *n_out);
+
+/* BITGATE_ORACLE_THREADS for each of `workers` workers when the user set none: an equal share of the cores. */
+int worker_pool_oracle_threads(int workers);
 
 /* Whether cases run in workers: --workers, --in-process, else whether a GPU is present. */
 int worker_pool_wanted(const worker_args *a);

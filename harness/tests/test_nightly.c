@@ -156,3 +156,42 @@ Test(nightly, garbled_blob_is_golden_corrupt) {
   cr_assert(strstr(o->out, want), "want '%s' in:\n%s", want, o->out);
   cr_assert(strstr(o->out, "0 cases diverged, 1 golden corrupt"), "%s", o->out);
 }
+
+/* Runs one SQL statement on tmp/r.db. */
+static void exec_results(const char *sql) {
+  char path[512];
+  sqlite3 *db;
+  snprintf(path, sizeof path, "%s/r.db", tmp);
+  cr_assert_eq(sqlite3_open(path, &db), SQLITE_OK, "%s", path);
+  cr_assert_eq(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK, "%s: %s", sql, sqlite3_errmsg(db));
+  sqlite3_close(db);
+}
+
+/*
+** A nightly that was killed after two of its three cases, then resumed: the
+** report's case counts cover the whole run, and it says that its golden
+** figures cover only the case run now (they were counted in this process).
+*/
+Test(nightly, resumed_run_reports_what_its_golden_figures_cover) {
+  long long stored, compared, diverged;
+  char report[8192];
+  size_t n;
+  FILE *f;
+  outcome *o;
+  pin_twice();
+  exec_results("UPDATE runs SET status = 'running', ended_at = NULL WHERE id = 2;"
+               "DELETE FROM results WHERE run_id = 2 AND case_id LIKE 'csa4.%'");
+  o = RUN(tmp, "nightly", "--resume", "2", "--db", "r.db");
+  cr_assert_eq(o->status, 0, "%s\n%s", o->out, o->err);
+  cr_expect(strstr(o->out, "resumed: 2 cases recorded before, 1 run now"), "%s", o->out);
+  golden_counts(o, &stored, &compared, &diverged);
+  cr_expect(stored == 0 && compared > 0 && diverged == 0, "the csa4 case compared again: %s", o->out);
+  snprintf(report, sizeof report, "%s/rep.md", tmp);
+  cr_assert((f = fopen(report, "r")), "%s", report);
+  n = fread(report, 1, sizeof report - 1, f);
+  report[n] = '\0';
+  fclose(f);
+  cr_expect(strstr(report, "- cases: 3, passed 3, failed 0"), "%s", report);
+  cr_expect(strstr(report, "- resumed: 2 cases were recorded by earlier invocations of this run; the golden figures "
+                           "and the table below cover the 1 run now"), "%s", report);
+}

@@ -91,9 +91,27 @@ Test(worker, two_workers_share_the_suite_and_rows_match_in_process) {
                "workers and in-process record the same rows");
 }
 
+Test(worker, jobs_put_several_workers_on_one_gpu_and_rows_match_in_process) {
+  outcome *o = RUN_WORKERS("--in-process");
+  cr_assert_eq(o->status, 0, "%s\n%s", o->out, o->err);
+  o = RUN_WORKERS("--workers", "--jobs", "3");
+  cr_expect_eq(o->status, 0, "%s\n%s", o->out, o->err);
+  cr_expect(strstr(o->out, "workers: 3, 0 cases crashed their worker, 0 timed out"), "%s", o->out);
+  cr_expect_eq(query("SELECT count(*) FROM (SELECT case_id, lane, step, status, message FROM results WHERE run_id = 1 "
+                     "EXCEPT SELECT case_id, lane, step, status, message FROM results WHERE run_id = 2)"), 0,
+               "three workers on device 0 and in-process record the same rows");
+  o = RUN_WORKERS("--workers", "--devices", "0,1", "--jobs", "2");
+  cr_expect_eq(o->status, 0, "%s\n%s", o->out, o->err);
+  cr_expect(strstr(o->out, "workers: 4, "), "two GPUs x two jobs: %s", o->out);
+  o = RUN_WORKERS("--workers", "--devices", "0,1,2,3,4", "--jobs", "16");
+  cr_expect_eq(o->status, 3, "80 workers are more than the pool holds: %s\n%s", o->out, o->err);
+  cr_expect(strstr(o->err, "more than 64 workers"), "%s", o->err);
+}
+
 Test(worker, bad_options_are_usage_errors) {
   static const char *const bad[][2] = {{"--devices", "0,,1"}, {"--devices", "gpu0"}, {"--devices", "0,"},
-                                       {"--timeout", "soon"}, {"--timeout", "-1"}};
+                                       {"--timeout", "soon"}, {"--timeout", "-1"}, {"--jobs", "0"},
+                                       {"--jobs", "17"},      {"--jobs", "two"}};
   size_t i;
   outcome *o;
   for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
