@@ -327,8 +327,9 @@ int suite_run_main(const char *cmd, const char *help, const char *default_suite,
     if ((rc = resume_args(cmd, default_suite, argc, argv, st.h, &a)) != EXIT_CODE_PASS) return rc;
     argc = resume_cl.n_all, argv = resume_cl.argv;
   }
-  if (a.workers.mode == WORKER_MODE_ON && st.h != &no_hooks) /* hooks keep state here (nightly's golden counts) */
-    return cli_usage_error(cmd, "--workers: bitgate %s runs its cases in-process", cmd);
+  if ((a.workers.mode == WORKER_MODE_ON || a.workers.jobs > 1) && st.h != &no_hooks) /* hooks keep state here */
+    return cli_usage_error(cmd, "%s: bitgate %s runs its cases in-process (its golden check counts here)",
+                           a.workers.mode == WORKER_MODE_ON ? "--workers" : "--jobs", cmd);
   st.filter = a.filter;
   st.shard = &a.shard;
   if (suite_load(a.corpus, a.suite, &s, err, sizeof err) != 0) return cli_env_error(cmd, "%s", err);

@@ -121,6 +121,9 @@ Test(worker, bad_options_are_usage_errors) {
   }
   o = RUN(tmp, "nightly", "--workers", "--filter", "none", "--db", "r.db");
   cr_expect_eq(o->status, 2, "nightly keeps its golden check in-process: %s", o->err);
+  o = RUN(tmp, "nightly", "--jobs", "2", "--filter", "none", "--db", "r.db");
+  cr_expect_eq(o->status, 2, "so it takes no --jobs either: %s", o->err);
+  cr_expect(strstr(o->err, "--jobs"), "%s", o->err);
   o = RUN(tmp, "--help");
   cr_expect(!strstr(o->out, "worker"), "the worker subcommand is hidden: %s", o->out);
 }
