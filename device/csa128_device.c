@@ -286,3 +286,23 @@ int device_csa128_execute_parts(device_csa128 *k, unsigned parts, const device_t
   if (!rc) rc = csa128_run(k, parts, &d, inputs, outputs, err);
   return rc;
 }
+
+int device_csa128_capture_parts(device_csa128 *k, unsigned parts, const device_tensor *const *inputs,
+                                int n_inputs, device_tensor *const *outputs, int n_outputs, device_graph **graph,
+                                op_error *err) {
+  csa_dims d;
+  int rc;
+  *graph = NULL;
+  if (device_runtime_is_capturing(k->base.rt) || !k->base.warmed) {
+    op_error_clear(err);
+    snprintf(err->message, sizeof err->message, "CSA128 device: parts are captured only after a whole execute");
+    return DEVICE_CSA_FAILED;
+  }
+  rc = csa_device_validate(&k->base, inputs, n_inputs, outputs, n_outputs, &d, err);
+  if (rc) return rc;
+  if (device_runtime_capture_begin(k->base.rt)) return csa_device_failed(&k->base, err, "capture");
+  rc = csa128_run(k, parts, &d, inputs, outputs, err);
+  if (device_runtime_capture_end(k->base.rt, graph) && !rc) rc = csa_device_failed(&k->base, err, "capture");
+  if (rc && *graph) device_graph_destroy(*graph), *graph = NULL;
+  return rc;
+}

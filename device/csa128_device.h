@@ -111,6 +111,11 @@ typedef enum csa128_part {
 int device_csa128_execute_parts(device_csa128 *k, unsigned parts, const device_tensor *const *inputs,
                                 int n_inputs, device_tensor *const *outputs, int n_outputs, op_error *err);
 
+/* Bench support, as device_csa4_capture_parts: the parts alone as a graph, after an eager execute. */
+int device_csa128_capture_parts(device_csa128 *k, unsigned parts, const device_tensor *const *inputs,
+                                int n_inputs, device_tensor *const *outputs, int n_outputs,
+                                struct device_graph **graph, op_error *err);
+
 int device_csa128_capture_ready(const device_csa128 *k, char *reason, size_t reason_len);
 
 /*

@@ -82,9 +82,6 @@ static const char *const csa4_stage_slot[CSA4_STAGE_COUNT] = {
     [CSA4_STAGE_SCORES] = "scores",
 };
 
-/* The stage groups of device_csa4_time_stages, in its median_us order. */
-enum csa4_group { CSA4_G_INDEX, CSA4_G_MAIN, CSA4_G_SELECT, CSA4_G_ATTENTION, CSA4_G_COUNT };
-
 struct device_csa4 {
   csa_device_base base;
   void *kernels[CSA4_K_COUNT];
@@ -354,35 +351,19 @@ static int csa4_launch_part(device_csa4 *k, csa4_step *st, int part) {
   }
 }
 
-/*
-** The launches of `parts`, in the seed's stage order; with group_ms (eager
-** only), each bench group between CUDA events, its milliseconds into
-** group_ms[group] (the state copy is in no group).
-*/
-static int csa4_launch_all(device_csa4 *k, csa4_step *st, unsigned parts, float *group_ms) {
-  static const struct {
-    int group;
-    unsigned parts;
-  } order[CSA4_G_COUNT] = {
-      {CSA4_G_MAIN, 1u << CSA4_PART_MAIN},
-      {CSA4_G_INDEX, 1u << CSA4_PART_INDEX},
-      {CSA4_G_SELECT, 1u << CSA4_PART_QUERY | 1u << CSA4_PART_SCORE | 1u << CSA4_PART_SELECT},
-      {CSA4_G_ATTENTION, 1u << CSA4_PART_ATTENTION}};
-  int i, part;
-  if ((parts & 1u << CSA4_PART_STATE) && csa4_launch_state(k, st)) return 1;
-  for (i = 0; i < CSA4_G_COUNT; i++) {
-    if (group_ms && device_runtime_timer_start(k->base.rt)) return 1;
-    for (part = 0; part < CSA4_PART_COUNT; part++)
-      if ((parts & order[i].parts & 1u << part) && csa4_launch_part(k, st, part)) return 1;
-    if (group_ms && device_runtime_timer_stop(k->base.rt, &group_ms[order[i].group])) return 1;
-  }
+/* The launches of `parts`, in the seed's stage order. */
+static int csa4_launch_all(device_csa4 *k, csa4_step *st, unsigned parts) {
+  static const int order[] = {CSA4_PART_STATE, CSA4_PART_MAIN,   CSA4_PART_INDEX,    CSA4_PART_QUERY,
+                              CSA4_PART_SCORE, CSA4_PART_SELECT, CSA4_PART_ATTENTION};
+  size_t i;
+  for (i = 0; i < sizeof order / sizeof order[0]; i++)
+    if ((parts & 1u << order[i]) && csa4_launch_part(k, st, order[i])) return 1;
   return 0;
 }
 
-/* One execute of `parts`; group_ms as csa4_launch_all. */
-static int csa4_execute_timed(device_csa4 *k, unsigned parts, const device_tensor *const *inputs, int n_inputs,
-                              device_tensor *const *outputs, int n_outputs, float *group_ms,
-                              op_error *err) {
+/* One execute of `parts` (eager, or into the capture that is open). */
+static int csa4_execute_parts_now(device_csa4 *k, unsigned parts, const device_tensor *const *inputs, int n_inputs,
+                                  device_tensor *const *outputs, int n_outputs, op_error *err) {
   const int capturing = device_runtime_is_capturing(k->base.rt);
   unsigned *latch = NULL;
   csa_dims d;
@@ -398,7 +379,7 @@ static int csa4_execute_timed(device_csa4 *k, unsigned parts, const device_tenso
   st.latch = latch;
   if (!rc && !capturing) rc = csa_device_check_cursor(&k->base, &d, st.in[CSA_IN_TOTAL_SEQ], err);
   if (rc) return rc;
-  if (csa4_launch_all(k, &st, parts, capturing ? NULL : group_ms)) return csa_device_failed(&k->base, err, "");
+  if (csa4_launch_all(k, &st, parts)) return csa_device_failed(&k->base, err, "");
   if (capturing) return DEVICE_CSA_OK;
   if (device_runtime_sync(k->base.rt)) return csa_device_failed(&k->base, err, "CSA4 kernels");
   memcpy(k->stage_bytes, st.stage_bytes, sizeof k->stage_bytes);
@@ -408,7 +389,7 @@ static int csa4_execute_timed(device_csa4 *k, unsigned parts, const device_tenso
 
 int device_csa4_execute(device_csa4 *k, const device_tensor *const *inputs, int n_inputs,
                         device_tensor *const *outputs, int n_outputs, op_error *err) {
-  return csa4_execute_timed(k, CSA4_PARTS_ALL, inputs, n_inputs, outputs, n_outputs, NULL, err);
+  return csa4_execute_parts_now(k, CSA4_PARTS_ALL, inputs, n_inputs, outputs, n_outputs, err);
 }
 
 int device_csa4_execute_parts(device_csa4 *k, unsigned parts, const device_tensor *const *inputs, int n_inputs,
@@ -418,39 +399,21 @@ int device_csa4_execute_parts(device_csa4 *k, unsigned parts, const device_tenso
     snprintf(err->message, sizeof err->message, "CSA4 device: parts run only eagerly, after a whole execute");
     return DEVICE_CSA_FAILED;
   }
-  return csa4_execute_timed(k, parts, inputs, n_inputs, outputs, n_outputs, NULL, err);
+  return csa4_execute_parts_now(k, parts, inputs, n_inputs, outputs, n_outputs, err);
 }
 
-static int csa4_float_cmp(const void *a, const void *b) {
-  const float x = *(const float *)a, y = *(const float *)b;
-  return (x > y) - (x < y);
-}
-
-int device_csa4_time_stages(device_csa4 *k, const device_tensor *const *inputs, int n_inputs,
-                            device_tensor *const *outputs, int n_outputs, int runs,
-                            double median_us[4], op_error *err) {
-  float *ms, *column;
-  int i, g, rc;
-  if (runs < 1) runs = 1;
-  ms = calloc((size_t)runs * CSA4_G_COUNT, sizeof *ms);
-  column = calloc((size_t)runs, sizeof *column);
-  if (!ms || !column) {
-    free(ms);
-    free(column);
+int device_csa4_capture_parts(device_csa4 *k, unsigned parts, const device_tensor *const *inputs, int n_inputs,
+                              device_tensor *const *outputs, int n_outputs, device_graph **graph, op_error *err) {
+  int rc;
+  *graph = NULL;
+  if (device_runtime_is_capturing(k->base.rt) || !k->base.warmed) {
     op_error_clear(err);
-    snprintf(err->message, sizeof err->message, "CSA4 device: out of memory");
+    snprintf(err->message, sizeof err->message, "CSA4 device: parts are captured only after a whole execute");
     return DEVICE_CSA_FAILED;
   }
-  rc = device_csa4_execute(k, inputs, n_inputs, outputs, n_outputs, err); /* warm-up */
-  for (i = 0; i < runs && !rc; i++)
-    rc = csa4_execute_timed(k, CSA4_PARTS_ALL, inputs, n_inputs, outputs, n_outputs, ms + CSA4_G_COUNT * i, err);
-  for (g = 0; g < CSA4_G_COUNT && !rc; g++) {
-    for (i = 0; i < runs; i++) column[i] = ms[CSA4_G_COUNT * i + g];
-    qsort(column, (size_t)runs, sizeof *column, csa4_float_cmp);
-    median_us[g] = 1000.0 * (runs % 2 ? column[runs / 2]
-                                      : 0.5 * ((double)column[runs / 2 - 1] + column[runs / 2]));
-  }
-  free(ms);
-  free(column);
+  if (device_runtime_capture_begin(k->base.rt)) return csa_device_failed(&k->base, err, "capture");
+  rc = csa4_execute_parts_now(k, parts, inputs, n_inputs, outputs, n_outputs, err);
+  if (device_runtime_capture_end(k->base.rt, graph) && !rc) rc = csa_device_failed(&k->base, err, "capture");
+  if (rc && *graph) device_graph_destroy(*graph), *graph = NULL;
   return rc;
 }

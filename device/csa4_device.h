@@ -118,16 +118,14 @@ size_t device_csa4_stage_bytes(const device_csa4 *k, csa4_stage st);
 int device_csa4_stage_copy(device_csa4 *k, csa4_stage st, void *host, size_t len);
 
 /*
-** Bench support: runs the step `runs` times eagerly (after one warm-up) and
-** times each stage group with CUDA events: [0] index-key compression, [1]
-** main compression, [2] index-query finalize + scoring + selection (and the
-** broadcast), [3] attention; the state copy before them is in no group.
-** Writes each group's median in microseconds.
-** 0, or -1 with err set (DEVICE_CSA_* semantics as execute).
+** Bench support: captures the launches of `parts` alone (as execute_parts
+** runs them, after an eager execute of the same tensors) into *graph, so
+** that a stage can be timed as graph replays without launch latency.
+** Returns enum device_csa128_rc; the caller destroys the graph.
 */
-int device_csa4_time_stages(device_csa4 *k, const device_tensor *const *inputs, int n_inputs,
-                            device_tensor *const *outputs, int n_outputs, int runs,
-                            double median_us[4], op_error *err);
+int device_csa4_capture_parts(device_csa4 *k, unsigned parts, const device_tensor *const *inputs, int n_inputs,
+                              device_tensor *const *outputs, int n_outputs, struct device_graph **graph,
+                              op_error *err);
 
 int device_csa4_capture_ready(const device_csa4 *k, char *reason, size_t reason_len);
 int device_csa4_scratch_check(device_csa4 *k, char *report, size_t report_len);

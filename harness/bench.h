@@ -1,12 +1,15 @@
 /*
-** bench.h: what the lines of `bitgate bench` share (cmd_bench.c for ratio
-** 128, bench_csa4.c for ratio 4): wall-clock and CUDA-event timing, medians,
-** and the check that a device's outputs equal the oracle's before any figure
-** is posted (a fast wrong kernel posts none).
+** bench.h: what the lines of `bitgate bench` share (cmd_bench.c, the
+** command; bench.c, these helpers; bench_csa.c, both CSA ratios;
+** bench_index_share.c, IndexShare): CUDA-event timing of graph replays,
+** medians, the check that a device's outputs equal the oracle's before any
+** figure is posted (a fast wrong kernel posts none), the H200 floor, and
+** the table's lines with both kernel variants side by side.
 */
 #ifndef HARNESS_BENCH_H
 #define HARNESS_BENCH_H
 
+#include "device/device_variant.h"
 #include "device/runtime.h"
 #include "harness/device_io.h"
 #include "harness/session.h"
@@ -16,10 +19,21 @@
 #include <stddef.h>
 
 /*
-** Where the figures go (issue 8 item 2): one bench row per printed line,
-** in run run_id of db.  db NULL: nothing is recorded (no device, so no
-** device figure).  A row that cannot be stored is reported on stderr and
-** sets failed; later rows are still tried.
+** The H200 floor a line's fraction is taken against (issue 8): plain
+** (non-FMA) FP32 instructions at 33.5 T/s, HBM at 4.8 TB/s.  A kernel's
+** floor is the larger of its FP32 work and its bytes at those rates.
+*/
+#define BENCH_FP32_PER_S 33.5e12
+#define BENCH_BYTES_PER_S 4.8e12
+
+/* The host bytes a bench case may take (the cases' own default budget is 256 MiB). */
+#define BENCH_CASE_BUDGET ((size_t)8 << 30)
+
+/*
+** Where the figures go (issue 8 item 2): one bench row per line and
+** variant, in run run_id of db.  db NULL: nothing is recorded (no device,
+** so no device figure).  A row that cannot be stored is reported on stderr
+** and sets failed; later rows are still tried.
 */
 typedef struct bench_record {
   store *db;
@@ -27,12 +41,47 @@ typedef struct bench_record {
   int failed;
 } bench_record;
 
-/* Records one line's figures (variant "fast": bench's launchers are the default ones); see store_bench_row. */
-void bench_record_put(bench_record *rec, const char *kernel, const char *shape, double median_us, double min_us,
-                      int runs, double oracle_ms);
+/* What a bench command was asked for. */
+typedef struct bench_opts {
+  int runs;             /* CUDA-event-timed replays a figure, >= 20 */
+  unsigned variants;    /* bit (1u << device_variant) for each variant timed */
+  const char *filter;   /* --filter GLOB over bench_shape_label's text, NULL: every shape */
+  session *ses;         /* ses->have_device: device figures at all */
+  bench_record *rec;
+} bench_opts;
 
-/* The bench table's header and the column layout every line follows. */
-#define BENCH_HEADER_FORMAT "%-34s %10s %12s %12s %14s\n"
+/* One variant's figure for a line: median and minimum replay, in microseconds. */
+typedef struct bench_time {
+  int have;
+  float median_us, min_us;
+} bench_time;
+
+/* One printed line: a kernel (or stage) at one shape, each variant's time. */
+typedef struct bench_line {
+  char kernel[64], shape[192];
+  bench_time t[DEVICE_VARIANT_COUNT];
+  double bytes, fp32; /* the work the floor counts: HBM bytes moved, FP32 instructions */
+  double oracle_ms;   /* the oracle's time for the same work, < 0 when not measured */
+} bench_line;
+
+/*
+** Whether the shape named label ("csa4 pos 65536, B=64", "IndexShare K=2048,
+** heads 64, B=1") is selected by o->filter.
+*/
+int bench_shape_selected(const bench_opts *o, const char *label);
+
+/* The line's H200 floor in microseconds (BENCH_*_PER_S above). */
+double bench_floor_us(const bench_line *l);
+
+/* Prints the table's header. */
+void bench_print_header(void);
+
+/*
+** Prints l (fast and reference medians and minima, the speedup of fast
+** over reference, the floor and fast's fraction of it; "-" for what was not
+** measured) and records one bench row per variant with a time.
+*/
+void bench_line_emit(const bench_opts *o, const bench_line *l);
 
 /* CLOCK_MONOTONIC in milliseconds. */
 double bench_now_ms(void);
@@ -47,11 +96,20 @@ int bench_outputs_match(device_io *io, const tensor *ref, int n_out, char *err, 
 int bench_replays(device_runtime *rt, device_graph *g, int runs, float *median_us, float *min_us, char *err,
                   size_t len);
 
+/* Opens db and begins a run of suite 'bench' in rec (provenance as `bitgate run`); an exit code. */
+int bench_record_begin(bench_record *rec, const char *db, int argc, char **argv);
+
+/* Ends rec's run with status's verdict (a failed row makes it ENV) and closes db; the exit code. */
+int bench_record_end(bench_record *rec, const char *db, int status);
+
 /*
-** The ratio-4 lines (bench_csa4.c): a decode step at positions 4,096 and
-** 65,536; the device figures need ses->have_device.  Each printed line
-** with device figures is recorded in rec.  Returns an exit code.
+** The CSA lines (bench_csa.c): ratio-128 and ratio-4 decode steps at the
+** issue's shapes, a line per stage and one for the whole step.  The
+** IndexShare lines (bench_index_share.c).  Each returns an exit code: FAIL
+** when a device's outputs differ from the oracle's, ENV when a case cannot
+** be made or a device call fails.
 */
-int bench_csa4_lines(session *ses, int runs, bench_record *rec);
+int bench_csa_lines(const bench_opts *o);
+int bench_index_share_lines(const bench_opts *o);
 
 #endif

@@ -107,6 +107,11 @@ static int dev_execute_parts(void *k, unsigned parts, const device_tensor *const
   return device_csa128_execute_parts(k, parts, in, n_in, out, n_out, err);
 }
 
+static int dev_capture_parts(void *k, unsigned parts, const device_tensor *const *in, int n_in,
+                             device_tensor *const *out, int n_out, device_graph **graph, op_error *err) {
+  return device_csa128_capture_parts(k, parts, in, n_in, out, n_out, graph, err);
+}
+
 static const csa_chain_ratio csa128_ratio = {
     .output_names = output_names,
     .n_threads = 2,
@@ -126,7 +131,10 @@ static const csa_chain_ratio csa128_ratio = {
     .loc = loc,
     .n_loc = (int)(sizeof loc / sizeof loc[0]),
     .dev_execute_parts = dev_execute_parts,
+    .dev_capture_parts = dev_capture_parts,
 };
+
+const csa_chain_ratio *run_csa128_ratio(void) { return &csa128_ratio; }
 
 int run_csa128(runner_env *env, const char *case_id, const char *spec, case_report *out) {
   csa_case c;

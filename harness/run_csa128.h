@@ -11,4 +11,9 @@
 
 int run_csa128(runner_env *env, const char *case_id, const char *spec, case_report *out);
 
+struct csa_chain_ratio;
+
+/* The ratio's descriptor for the shared chain driver (run_csa_chain.h); bench uses it too. */
+const struct csa_chain_ratio *run_csa128_ratio(void);
+
 #endif

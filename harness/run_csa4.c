@@ -192,6 +192,11 @@ static int dev_stage_load(void *k, int st, const tensor *t, char *err, size_t le
   return 0;
 }
 
+static int dev_capture_parts(void *k, unsigned parts, const device_tensor *const *in, int n_in,
+                             device_tensor *const *out, int n_out, device_graph **graph, op_error *err) {
+  return device_csa4_capture_parts(k, parts, in, n_in, out, n_out, graph, err);
+}
+
 static const csa_chain_ratio csa4_ratio = {
     .output_names = output_names,
     .n_threads = 4,
@@ -221,6 +226,7 @@ static const csa_chain_ratio csa4_ratio = {
     .n_loc = (int)(sizeof loc / sizeof loc[0]),
     .dev_execute_parts = dev_execute_parts,
     .dev_stage_load = dev_stage_load,
+    .dev_capture_parts = dev_capture_parts,
 };
 
 const csa_chain_ratio *run_csa4_ratio(void) { return &csa4_ratio; }

@@ -110,6 +110,9 @@ typedef struct csa_chain_ratio {
   int (*dev_execute_parts)(void *k, unsigned parts, const device_tensor *const *in, int n_in,
                            device_tensor *const *out, int n_out, op_error *err);
   int (*dev_stage_load)(void *k, int st, const tensor *t, char *err, size_t len);
+  /* Bench support: the device parts alone captured as a graph, after an eager execute. */
+  int (*dev_capture_parts)(void *k, unsigned parts, const device_tensor *const *in, int n_in,
+                           device_tensor *const *out, int n_out, device_graph **graph, op_error *err);
 } csa_chain_ratio;
 
 #define CSA_CHAIN_STAGE_ENTRY(i) (-1 - (i))

@@ -244,11 +244,16 @@ Test(cli, over_budget_case_is_refused_with_a_clear_message) {
 }
 
 Test(cli, bench_prints_oracle_figures_and_says_what_needs_a_gpu) {
-  static char out[4096];
-  outcome *o = RUN(NULL, "bench");
+  static char out[8192];
+  outcome *o = RUN(NULL, "bench", "--filter", "*B=1");
   cr_expect_eq(o->status, 0, "%s", o->err);
-  snprintf(out, sizeof out, "%.4000s", o->out); /* RUN reuses one outcome */
-  cr_expect(strstr(out, "pos 4096") && strstr(out, "pos 65536"), "%s", out);
+  snprintf(out, sizeof out, "%.8000s", o->out); /* RUN reuses one outcome */
+  cr_expect(strstr(out, "csa4 scoring + top-k") && strstr(out, "pos 4096") && strstr(out, "pos 65536"), "%s", out);
+  cr_expect(strstr(out, "csa128 sink attention") && strstr(out, "IndexShare decode step"), "%s", out);
+  cr_expect(!strstr(out, "B=64"), "--filter keeps the B=1 shapes only: %s", out);
+  /* the floor of ratio-4 scoring at 64K, B=1: 268 MFLOP at 33.5 T/s, the "about 8 us" */
+  cr_expect(strstr(out, "8.11"), "%s", out);
   if (strstr(RUN(NULL, "--version")->out, "gpu none")) cr_expect(strstr(out, "device figures need a GPU") != NULL);
   cr_expect_eq(RUN(NULL, "bench", "--runs", "5")->status, 2, "fewer than 20 runs is refused");
+  cr_expect_eq(RUN(NULL, "bench", "--variant", "quick")->status, 2, "an unknown variant is refused");
 }

@@ -1,0 +1,153 @@
+/*
+** bench.c: the helpers of bench.h: timing, the oracle check, the floor, the
+** table's lines and their rows in the results store.
+*/
+#include "harness/bench.h"
+#include "harness/cli.h"
+#include "harness/diff.h"
+#include "harness/exit_codes.h"
+#include "harness/provenance.h"
+
+#include <fnmatch.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static int cmp_float(const void *a, const void *b) {
+  float x = *(const float *)a, y = *(const float *)b;
+  return (x > y) - (x < y);
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+double bench_now_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
+}
+
+double bench_median_ms(double *t, int n) {
+  qsort(t, (size_t)n, sizeof *t, cmp_double);
+  return t[n / 2];
+}
+
+int bench_outputs_match(device_io *io, const tensor *ref, int n_out, char *err, size_t len) {
+  int o;
+  for (o = 0; o < n_out; o++) {
+    tensor got;
+    tensor_diff d;
+    memset(&got, 0, sizeof got);
+    if (device_io_download(io, o, &got) != 0 || tensor_diff_run(&ref[o], &got, &d) != 0) {
+      tensor_free(&got);
+      return snprintf(err, len, "device output %d differs from the oracle's: no figure", o), -1;
+    }
+    tensor_free(&got);
+  }
+  return 0;
+}
+
+int bench_replays(device_runtime *rt, device_graph *g, int runs, float *median_us, float *min_us, char *err,
+                  size_t len) {
+  float *ms = calloc((size_t)runs, sizeof *ms);
+  int r;
+  if (!ms) return snprintf(err, len, "out of memory"), -1;
+  if (device_graph_replay(rt, g) != 0) { /* a warm-up replay, untimed */
+    snprintf(err, len, "replay: %s", device_runtime_error(rt));
+    free(ms);
+    return -1;
+  }
+  for (r = 0; r < runs; r++)
+    if (device_runtime_timer_start(rt) != 0 || device_graph_replay(rt, g) != 0 ||
+        device_runtime_timer_stop(rt, &ms[r]) != 0) {
+      snprintf(err, len, "timing: %s", device_runtime_error(rt));
+      free(ms);
+      return -1;
+    }
+  qsort(ms, (size_t)runs, sizeof *ms, cmp_float);
+  *median_us = ms[runs / 2] * 1e3f;
+  *min_us = ms[0] * 1e3f;
+  free(ms);
+  return 0;
+}
+
+int bench_shape_selected(const bench_opts *o, const char *label) {
+  return !o->filter || fnmatch(o->filter, label, 0) == 0;
+}
+
+double bench_floor_us(const bench_line *l) {
+  const double compute = l->fp32 / BENCH_FP32_PER_S, memory = l->bytes / BENCH_BYTES_PER_S;
+  return 1e6 * (compute > memory ? compute : memory);
+}
+
+#define LINE_FORMAT "%-27s %-24s %9s %9s %11s %11s %9s %9s %8s %10s\n"
+
+void bench_print_header(void) {
+  printf(LINE_FORMAT, "kernel", "shape", "fast us", "fast min", "ref us", "ref min", "speedup", "floor us",
+         "of floor", "oracle ms");
+}
+
+/* "%.1f" of v into buf, or "-" without it. */
+static const char *cell(char *buf, size_t len, int have, double v, const char *fmt) {
+  if (!have) return "-";
+  snprintf(buf, len, fmt, v);
+  return buf;
+}
+
+void bench_line_emit(const bench_opts *o, const bench_line *l) {
+  const bench_time *f = &l->t[DEVICE_VARIANT_FAST], *r = &l->t[DEVICE_VARIANT_REFERENCE];
+  const double floor_us = bench_floor_us(l);
+  char c[8][32];
+  int v;
+  printf(LINE_FORMAT, l->kernel, l->shape, cell(c[0], 32, f->have, f->median_us, "%.1f"),
+         cell(c[1], 32, f->have, f->min_us, "%.1f"), cell(c[2], 32, r->have, r->median_us, "%.1f"),
+         cell(c[3], 32, r->have, r->min_us, "%.1f"),
+         cell(c[4], 32, f->have && r->have && f->median_us > 0, r->median_us / f->median_us, "%.1fx"),
+         cell(c[5], 32, floor_us > 0, floor_us, "%.2f"),
+         cell(c[6], 32, f->have && f->median_us > 0 && floor_us > 0, floor_us / f->median_us, "%.3f"),
+         cell(c[7], 32, l->oracle_ms >= 0, l->oracle_ms, "%.2f"));
+  for (v = 0; v < DEVICE_VARIANT_COUNT && o->rec && o->rec->db; v++) {
+    const bench_time *t = &l->t[v];
+    store_bench_row row = {.kernel = l->kernel, .variant = device_variant_name((device_variant)v),
+                           .shape = l->shape, .median_us = t->median_us, .min_us = t->min_us, .runs = o->runs,
+                           .oracle_ms = l->oracle_ms,
+                           .floor_fraction = t->median_us > 0 && floor_us > 0 ? floor_us / t->median_us : -1};
+    if (!t->have) continue;
+    if (store_bench_put(o->rec->db, o->rec->run_id, &row) != 0) {
+      fprintf(stderr, "bitgate bench: recording '%s' (%s, %s) failed: %s\n", l->kernel, l->shape, row.variant,
+              store_errmsg(o->rec->db));
+      o->rec->failed = 1;
+    }
+  }
+}
+
+int bench_record_begin(bench_record *rec, const char *db, int argc, char **argv) {
+  provenance pv;
+  char err[1024];
+  provenance_collect(&pv, "bench", "1/1", argc, argv);
+  if (store_open(db, &rec->db, err, sizeof err) != 0) return cli_env_error("bench", "%s", err);
+  if (store_run_begin(rec->db, &pv.p, &rec->run_id) != 0) {
+    cli_env_error("bench", "cannot record the run: %s", store_errmsg(rec->db));
+    store_close(rec->db);
+    rec->db = NULL;
+    return EXIT_CODE_ENV;
+  }
+  return EXIT_CODE_PASS;
+}
+
+int bench_record_end(bench_record *rec, const char *db, int status) {
+  if (!rec->db) return status;
+  if (rec->failed) status = EXIT_CODE_ENV;
+  if (store_run_end(rec->db, rec->run_id,
+                    status == EXIT_CODE_PASS ? "passed" : status == EXIT_CODE_FAIL ? "failed" : "error", status) != 0) {
+    fprintf(stderr, "bitgate bench: cannot end run %lld: %s\n", rec->run_id, store_errmsg(rec->db));
+    status = EXIT_CODE_ENV;
+  }
+  if (!rec->failed) printf("figures recorded in %s, run %lld\n", db, rec->run_id);
+  store_close(rec->db);
+  rec->db = NULL;
+  return status;
+}
