@@ -287,22 +287,25 @@ int device_csa128_execute_parts(device_csa128 *k, unsigned parts, const device_t
   return rc;
 }
 
+/* What csa_device_capture runs: the parts of a validated step. */
+typedef struct csa128_parts_call {
+  device_csa128 *k;
+  unsigned parts;
+  csa_dims d;
+  const device_tensor *const *inputs;
+  device_tensor *const *outputs;
+} csa128_parts_call;
+
+static int csa128_parts_run(void *ctx, op_error *err) {
+  csa128_parts_call *c = ctx;
+  return csa128_run(c->k, c->parts, &c->d, c->inputs, c->outputs, err);
+}
+
 int device_csa128_capture_parts(device_csa128 *k, unsigned parts, const device_tensor *const *inputs,
                                 int n_inputs, device_tensor *const *outputs, int n_outputs, device_graph **graph,
                                 op_error *err) {
-  csa_dims d;
-  int rc;
+  csa128_parts_call c = {k, parts, {0}, inputs, outputs};
+  int rc = csa_device_validate(&k->base, inputs, n_inputs, outputs, n_outputs, &c.d, err);
   *graph = NULL;
-  if (device_runtime_is_capturing(k->base.rt) || !k->base.warmed) {
-    op_error_clear(err);
-    snprintf(err->message, sizeof err->message, "CSA128 device: parts are captured only after a whole execute");
-    return DEVICE_CSA_FAILED;
-  }
-  rc = csa_device_validate(&k->base, inputs, n_inputs, outputs, n_outputs, &d, err);
-  if (rc) return rc;
-  if (device_runtime_capture_begin(k->base.rt)) return csa_device_failed(&k->base, err, "capture");
-  rc = csa128_run(k, parts, &d, inputs, outputs, err);
-  if (device_runtime_capture_end(k->base.rt, graph) && !rc) rc = csa_device_failed(&k->base, err, "capture");
-  if (rc && *graph) device_graph_destroy(*graph), *graph = NULL;
-  return rc;
+  return rc ? rc : csa_device_capture(&k->base, csa128_parts_run, &c, graph, err);
 }

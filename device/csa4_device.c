@@ -402,18 +402,22 @@ int device_csa4_execute_parts(device_csa4 *k, unsigned parts, const device_tenso
   return csa4_execute_parts_now(k, parts, inputs, n_inputs, outputs, n_outputs, err);
 }
 
+/* What csa_device_capture runs: one execute of the parts. */
+typedef struct csa4_parts_call {
+  device_csa4 *k;
+  unsigned parts;
+  const device_tensor *const *inputs;
+  device_tensor *const *outputs;
+  int n_inputs, n_outputs;
+} csa4_parts_call;
+
+static int csa4_parts_run(void *ctx, op_error *err) {
+  const csa4_parts_call *c = ctx;
+  return csa4_execute_parts_now(c->k, c->parts, c->inputs, c->n_inputs, c->outputs, c->n_outputs, err);
+}
+
 int device_csa4_capture_parts(device_csa4 *k, unsigned parts, const device_tensor *const *inputs, int n_inputs,
                               device_tensor *const *outputs, int n_outputs, device_graph **graph, op_error *err) {
-  int rc;
-  *graph = NULL;
-  if (device_runtime_is_capturing(k->base.rt) || !k->base.warmed) {
-    op_error_clear(err);
-    snprintf(err->message, sizeof err->message, "CSA4 device: parts are captured only after a whole execute");
-    return DEVICE_CSA_FAILED;
-  }
-  if (device_runtime_capture_begin(k->base.rt)) return csa_device_failed(&k->base, err, "capture");
-  rc = csa4_execute_parts_now(k, parts, inputs, n_inputs, outputs, n_outputs, err);
-  if (device_runtime_capture_end(k->base.rt, graph) && !rc) rc = csa_device_failed(&k->base, err, "capture");
-  if (rc && *graph) device_graph_destroy(*graph), *graph = NULL;
-  return rc;
+  csa4_parts_call c = {k, parts, inputs, outputs, n_inputs, n_outputs};
+  return csa_device_capture(&k->base, csa4_parts_run, &c, graph, err);
 }

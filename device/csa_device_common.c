@@ -174,3 +174,20 @@ unsigned long long csa_device_blocks(long long n) {
   return (unsigned long long)n > CSA_DEVICE_MAX_GRID ? CSA_DEVICE_MAX_GRID
                                                      : (unsigned long long)n;
 }
+
+int csa_device_capture(const csa_device_base *base, int (*run)(void *ctx, op_error *err), void *ctx,
+                       device_graph **graph, op_error *err) {
+  int rc;
+  *graph = NULL;
+  if (device_runtime_is_capturing(base->rt) || !base->warmed) {
+    op_error_clear(err);
+    snprintf(err->message, sizeof err->message, "%s device: parts are captured only after a whole execute",
+             base->label);
+    return DEVICE_CSA_FAILED;
+  }
+  if (device_runtime_capture_begin(base->rt)) return csa_device_failed(base, err, "capture");
+  rc = run(ctx, err);
+  if (device_runtime_capture_end(base->rt, graph) && !rc) rc = csa_device_failed(base, err, "capture");
+  if (rc && *graph) device_graph_destroy(*graph), *graph = NULL;
+  return rc;
+}

@@ -60,6 +60,16 @@ int csa_device_validate(const csa_device_base *base, const device_tensor *const 
                         op_error *err);
 
 /*
+** Bench support for both launchers' capture_parts: after a warm eager pass
+** (else DEVICE_CSA_FAILED), opens a capture, calls run(ctx, err) (the
+** launcher's execute of its parts), closes the capture into *graph.  On any
+** failure *graph is NULL and the capture is closed.  Returns run's code, or
+** DEVICE_CSA_FAILED when the capture itself failed.
+*/
+int csa_device_capture(const csa_device_base *base, int (*run)(void *ctx, op_error *err), void *ctx,
+                       device_graph **graph, op_error *err);
+
+/*
 ** Refuses a capture before a warm eager pass (DEVICE_CSA_FAILED, the reason
 ** in err); sets *latch to the runtime's capture-error word while capturing,
 ** NULL otherwise; returns DEVICE_CSA_OK.
