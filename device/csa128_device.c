@@ -221,16 +221,15 @@ static int csa128_launch_attention(device_csa128 *k, const csa_dims *d, const cs
                   &y,      &scores,     &total,  &batch,         &seq,
                   &heads,  &kv_len,     &past_capacity, &present_capacity, &cache_fp8,
                   &scale};
-  const long long rows = batch * seq * heads, htiles = (heads + CSA_TILE_HEADS - 1) / CSA_TILE_HEADS;
-  const long long ctiles = (CSA_DENSE_WINDOW + present_capacity + CSA_TILE_CANDS - 1) / CSA_TILE_CANDS;
+  const long long rows = batch * seq * heads, stride = CSA_DENSE_WINDOW + present_capacity;
   if (rows == 0) return 0;
   if (k->variant == DEVICE_VARIANT_REFERENCE)
     return csa128_launch(k, CSA128_K_ATTENTION, csa_device_blocks(rows), REF_ATTN_THREADS, args);
-  return csa128_launch(k, CSA128_K_ATTN_SCORES, csa_device_blocks(batch * seq * htiles * ctiles), CSA_TILE_THREADS,
-                       args) ||
-         csa128_launch(k, CSA128_K_ATTN_SOFTMAX, csa_device_blocks((rows + CSA_TILE_ROWS - 1) / CSA_TILE_ROWS),
+  return csa128_launch(k, CSA128_K_ATTN_SCORES, csa_device_blocks(csa_attn_score_units(batch * seq, heads, stride)),
                        CSA_TILE_THREADS, args) ||
-         csa128_launch(k, CSA128_K_ATTN_VALUES, csa_device_blocks(batch * seq * htiles * (CSA_HEAD_DIM / CSA_TILE_DIMS)),
+         csa128_launch(k, CSA128_K_ATTN_SOFTMAX, csa_device_blocks(csa_attn_softmax_units(batch * seq, heads)),
+                       CSA_TILE_THREADS, args) ||
+         csa128_launch(k, CSA128_K_ATTN_VALUES, csa_device_blocks(csa_attn_value_units(batch * seq, heads)),
                        CSA_TILE_THREADS, args);
 }
 

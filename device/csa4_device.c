@@ -323,8 +323,7 @@ static int csa4_launch_select(device_csa4 *k, csa4_step *st, int part) {
 */
 static int csa4_launch_attention(device_csa4 *k, csa4_step *st) {
   const csa4_shape *p = &st->shape;
-  const long long bs = p->batch * p->seq, htiles = (p->heads + CSA_TILE_HEADS - 1) / CSA_TILE_HEADS;
-  const long long ctiles = (CSA_DENSE_WINDOW + p->topk + CSA_TILE_CANDS - 1) / CSA_TILE_CANDS;
+  const long long bs = p->batch * p->seq, stride = CSA_DENSE_WINDOW + p->topk;
   const void *query = st->in[CSA_IN_QUERY], *current_kv = st->in[CSA_IN_CURRENT_KV];
   const void *cache = st->out[CSA_OUT_PRESENT_COMPRESSED_KV];
   const void *selection = st->stage[CSA4_STAGE_SELECTION], *sink = st->in[CSA_IN_HEAD_SINK];
@@ -334,10 +333,11 @@ static int csa4_launch_attention(device_csa4 *k, csa4_step *st) {
                   &bias,      &y,     &scores,     &weights, &total};
   if (k->variant == DEVICE_VARIANT_REFERENCE)
     return csa4_launch(k, CSA4_K_ATTENTION, csa_device_blocks(bs * p->heads), REF_ATTN_THREADS, args);
-  return csa4_launch(k, CSA4_K_ATTN_SCORES, csa_device_blocks(bs * htiles * ctiles), CSA_TILE_THREADS, args) ||
-         csa4_launch(k, CSA4_K_ATTN_SOFTMAX, csa_device_blocks((bs * p->heads + CSA_TILE_ROWS - 1) / CSA_TILE_ROWS),
+  return csa4_launch(k, CSA4_K_ATTN_SCORES, csa_device_blocks(csa_attn_score_units(bs, p->heads, stride)),
                      CSA_TILE_THREADS, args) ||
-         csa4_launch(k, CSA4_K_ATTN_VALUES, csa_device_blocks(bs * htiles * (CSA_HEAD_DIM / CSA_TILE_DIMS)),
+         csa4_launch(k, CSA4_K_ATTN_SOFTMAX, csa_device_blocks(csa_attn_softmax_units(bs, p->heads)),
+                     CSA_TILE_THREADS, args) ||
+         csa4_launch(k, CSA4_K_ATTN_VALUES, csa_device_blocks(csa_attn_value_units(bs, p->heads)),
                      CSA_TILE_THREADS, args);
 }
 

@@ -73,6 +73,7 @@
 #define CSA4_MAIN_CARRY_ROW (CSA4_SLOTS_K * 2 * CSA4_SOURCE_K)        /* floats a batch row */
 #define CSA4_INDEX_CARRY_ROW (CSA4_SLOTS_K * 2 * CSA4_INDEX_SOURCE_K) /* floats a batch row */
 #define CSA4_RADIX_DIGITS 256
+#define CSA4_SELECT_BATCH 8 /* scores a selecting thread loads at once */
 
 /* The cursor, and csa_validate_cursor's rules for both caches (main, then index). */
 static __device__ __forceinline__ int csa4_cursor(csa_cursor *c, const long long *total_ptr,
@@ -473,6 +474,22 @@ static __device__ void csa4_pick_digit(csa4_select_shared *sh, nx_u64 prefix, lo
   }
 }
 
+/*
+** s[u] <- scores[r + u * CSA4_SELECT_THREADS] for u < CSA4_SELECT_BATCH, the
+** ones at or past limit left unread: the loads of a batch are in flight
+** together, so a pass over a 64K-token row waits on memory twice, not 16
+** times.
+*/
+static __device__ __forceinline__ void csa4_select_load(const float *scores, long long limit, long long r,
+                                                        float *s) {
+  int u;
+#pragma unroll
+  for (u = 0; u < CSA4_SELECT_BATCH; u++) {
+    const long long at = r + (long long)u * CSA4_SELECT_THREADS;
+    s[u] = at < limit ? scores[at] : 0.0f;
+  }
+}
+
 static __device__ nx_u64 csa4_threshold(const float *scores, long long limit, long long k,
                                         csa4_select_shared *sh) {
   const int tid = threadIdx.x, lane = tid % 32;
@@ -482,16 +499,22 @@ static __device__ nx_u64 csa4_threshold(const float *scores, long long limit, lo
   for (shift = 56; shift >= 0; shift -= 8) {
     for (i = tid; i < CSA4_RADIX_DIGITS; i += CSA4_SELECT_THREADS) sh->hist[i] = 0;
     __syncthreads();
-    for (base = tid - lane; base < limit; base += CSA4_SELECT_THREADS) { /* warp-uniform trips */
-      const long long r = base + lane;
-      int digit = CSA4_RADIX_DIGITS; /* none */
-      unsigned peers;
-      if (r < limit) {
-        const nx_u64 rank_key = nx_csa_rank_key(scores[r], r);
-        if ((rank_key & mask) == prefix) digit = (int)((rank_key >> shift) & 0xffu);
+    for (base = tid - lane; base < limit; base += CSA4_SELECT_BATCH * CSA4_SELECT_THREADS) { /* warp-uniform */
+      float s[CSA4_SELECT_BATCH];
+      int u;
+      csa4_select_load(scores, limit, base + lane, s);
+#pragma unroll
+      for (u = 0; u < CSA4_SELECT_BATCH; u++) {
+        const long long r = base + lane + (long long)u * CSA4_SELECT_THREADS;
+        int digit = CSA4_RADIX_DIGITS; /* none */
+        unsigned peers;
+        if (r < limit) {
+          const nx_u64 rank_key = nx_csa_rank_key(s[u], r);
+          if ((rank_key & mask) == prefix) digit = (int)((rank_key >> shift) & 0xffu);
+        }
+        peers = __match_any_sync(0xffffffffu, digit);
+        if (digit < CSA4_RADIX_DIGITS && lane == __ffs(peers) - 1) atomicAdd(&sh->hist[digit], __popc(peers));
       }
-      peers = __match_any_sync(0xffffffffu, digit);
-      if (digit < CSA4_RADIX_DIGITS && lane == __ffs(peers) - 1) atomicAdd(&sh->hist[digit], __popc(peers));
     }
     __syncthreads();
     if (tid < 32) csa4_pick_digit(sh, prefix, want, shift);
@@ -534,11 +557,18 @@ extern "C" __global__ void __launch_bounds__(CSA4_SELECT_THREADS)
     for (i = tid; i < n; i += CSA4_SELECT_THREADS) sh.key[i] = 0; /* below every real key */
     if (tid == 0) sh.n_chosen = 0;
     __syncthreads();
-    for (r = tid; r < limit; r += CSA4_SELECT_THREADS) {
-      const nx_u64 rank_key = nx_csa_rank_key(row_scores[r], r);
-      if (rank_key >= threshold) {
-        const unsigned at = atomicAdd(&sh.n_chosen, 1u);
-        if (at < CSA4_TOPK_MAX_K) sh.key[at] = rank_key; /* exactly k <= topk of them */
+    for (r = tid; r < limit; r += CSA4_SELECT_BATCH * CSA4_SELECT_THREADS) {
+      float s[CSA4_SELECT_BATCH];
+      int u;
+      csa4_select_load(row_scores, limit, r, s);
+#pragma unroll
+      for (u = 0; u < CSA4_SELECT_BATCH; u++) {
+        const long long ru = r + (long long)u * CSA4_SELECT_THREADS;
+        const nx_u64 rank_key = nx_csa_rank_key(s[u], ru);
+        if (ru < limit && rank_key >= threshold) {
+          const unsigned at = atomicAdd(&sh.n_chosen, 1u);
+          if (at < CSA4_TOPK_MAX_K) sh.key[at] = rank_key; /* exactly k <= topk of them */
+        }
       }
     }
     for (size = 2; size <= n; size *= 2)

@@ -1,16 +1,43 @@
 /*
 ** csa_attention_abi.h: the tile geometry of the fast CSA attention passes
-** (csa_attention_tiles.h), which the launchers (csa4_device.c,
-** csa128_device.c) need for their grids.  Plain C and CUDA C++ alike.
+** (csa_attention_tiles.h) and how many work units each pass has, which the
+** kernels walk and the launchers (csa4_device.c, csa128_device.c) size their
+** grids by.  Plain C and CUDA C++ alike.
 */
 #ifndef CSA_ATTENTION_ABI_H
 #define CSA_ATTENTION_ABI_H
 
-#define CSA_TILE_THREADS 256 /* every attention pass */
-#define CSA_TILE_HEADS 16    /* heads a scores or values tile: two a thread */
-#define CSA_TILE_CANDS 32    /* candidates a scores tile (a lane each) and a values chunk */
-#define CSA_TILE_DIMS 32     /* output dims a values tile (a lane each) */
-#define CSA_TILE_K 32        /* dims of q and k staged at once by the scores pass */
+#define CSA_TILE_THREADS 256  /* every attention pass: 8 warps */
+#define CSA_TILE_HEADS 8      /* heads a scores or values tile: a warp each */
+#define CSA_TILE_CANDS 32     /* candidates a scores tile: a lane each */
+#define CSA_TILE_K 256        /* dims of q and k staged at once by the scores pass */
+#define CSA_TILE_DIMS 32      /* output dims a values tile: a lane each */
+#define CSA_TILE_CHUNK 256    /* candidates a values tile stages at once: a thread each */
 #define CSA_TILE_ROWS (CSA_TILE_THREADS / 32) /* softmax rows a block: a warp each */
+
+#ifdef __CUDACC__
+#define CSA_ABI_FN static __host__ __device__ __forceinline__
+#else
+#define CSA_ABI_FN static inline
+#endif
+
+CSA_ABI_FN long long csa_attn_head_tiles(long long heads) {
+  return (heads + CSA_TILE_HEADS - 1) / CSA_TILE_HEADS;
+}
+
+/* Scores: (bs, head tile, candidate tile) over the scores row's stride. */
+CSA_ABI_FN long long csa_attn_score_units(long long bs_rows, long long heads, long long stride) {
+  return bs_rows * csa_attn_head_tiles(heads) * ((stride + CSA_TILE_CANDS - 1) / CSA_TILE_CANDS);
+}
+
+/* Softmax: CSA_TILE_ROWS output rows a unit. */
+CSA_ABI_FN long long csa_attn_softmax_units(long long bs_rows, long long heads) {
+  return (bs_rows * heads + CSA_TILE_ROWS - 1) / CSA_TILE_ROWS;
+}
+
+/* Values: (bs, head tile, dim tile) of the 512 output dims. */
+CSA_ABI_FN long long csa_attn_value_units(long long bs_rows, long long heads) {
+  return bs_rows * csa_attn_head_tiles(heads) * (512 / CSA_TILE_DIMS);
+}
 
 #endif /* CSA_ATTENTION_ABI_H */

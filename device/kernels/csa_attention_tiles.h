@@ -7,23 +7,35 @@
 ** and record decoding it uses; a ratio hands in a RowAt functor that fills
 ** the csa_attention_row of output row (b, s, h) = bs * heads + h.
 **
-**   csa_attn_scores   a tile of CSA_TILE_HEADS heads x CSA_TILE_CANDS
-**                     candidates a block: score = (sum over d ascending of
-**                     q[d] * k_c[d]) * scale, + bias; -inf where c is not
-**                     live, up to the row's stride (the CandidateAssembly
-**                     payload).  Each score is one thread's, d ascending;
-**                     the tile only shares the staging of q and k_c.
+**   csa_attn_scores   a tile of CSA_TILE_HEADS heads (a warp each) x
+**                     CSA_TILE_CANDS candidates (a lane each) a block:
+**                     score = (sum over d ascending of q[d] * k_c[d]) *
+**                     scale, + bias; -inf where c is not live, up to the
+**                     row's stride (the CandidateAssembly payload).  Each
+**                     score is one thread's chain, d ascending; q and the
+**                     decoded keys are staged CSA_TILE_K dims at a time.
 **   csa_attn_softmax  a warp per output row: m = max (nx_maxf, reduced
 **                     across the warp: order-free), w_c = nx_expf(score - m)
-**                     in parallel, den = the w_c summed over c ascending in
-**                     lane 0, + nx_expf(sink - m), p_c = w_c / den in
-**                     parallel.  m == -inf makes every weight -inf, which
-**                     the last pass reads as "no candidate": y = +0, as the
-**                     oracle's zero row.  -inf marks a dead candidate (no exp
-**                     or probability is -inf).
-**   csa_attn_values   a tile of CSA_TILE_HEADS heads x CSA_TILE_DIMS dims a
-**                     block: y[d] = sum over c ascending of p_c * v_c[d]
-**                     skipping p_c == -inf, each y[d] one thread's.
+**                     a lane each, den = the w_c summed over c ascending,
+**                     + nx_expf(sink - m), p_c = w_c / den.  The lanes pass
+**                     each 32 weights round by shuffles and every lane adds
+**                     all of them in candidate order, so every lane holds
+**                     the same den and no weight is read back from memory.
+**                     m == -inf makes every weight -inf, which the last pass
+**                     reads as "no candidate": y = +0, as the oracle's zero
+**                     row.  -inf marks a dead candidate (no exp or
+**                     probability is -inf).
+**   csa_attn_values   a tile of CSA_TILE_HEADS heads (a warp each) x
+**                     CSA_TILE_DIMS dims (a lane each) a block: y[d] = sum
+**                     over c ascending of p_c * v_c[d] skipping p_c ==
+**                     -inf, each y[d] one thread's chain; CSA_TILE_CHUNK
+**                     candidates' values are decoded into shared memory at
+**                     once, a candidate a thread.
+**
+** Why this shape: at a decode step with B = 1 there are only 64 rows, so the
+** work must spread over candidates and dims to reach the 132 SMs, and every
+** chain is long (512 or 640 terms): it is fed from shared memory with wide
+** loads, one barrier per staged chunk, never from global memory.
 **
 ** These are the oracle's formulas (oracle/SPEC.md C3 and R7) and the
 ** reference kernels' (csa_sink_attention_reference.h), term for term.
@@ -33,83 +45,86 @@
 
 #include "csa_attention_abi.h"
 
-/* Where a tile's candidates lie: shared memory, filled by lanes 0..CSA_TILE_CANDS-1. */
-typedef struct csa_tile_cands {
-  const float *kv[CSA_TILE_CANDS];
-  const nx_u8 *rec[CSA_TILE_CANDS];
-  int live[CSA_TILE_CANDS];
-} csa_tile_cands;
-
-static __device__ __forceinline__ void csa_tile_resolve(csa_tile_cands *t, const csa_attention_row *r,
-                                                        const csa_cursor *cur, long long c0) {
-  const int i = threadIdx.x;
-  if (i < CSA_TILE_CANDS) {
-    const float *kv = NULL;
-    const nx_u8 *rec = NULL;
-    t->live[i] = c0 + i < r->stride && csa_candidate(r, cur, c0 + i, &kv, &rec);
-    t->kv[i] = kv;
-    t->rec[i] = rec;
+/*
+** out[0..32) <- dims d0 .. d0 + 31 of candidate c's key/value row (d0 a
+** multiple of 32), or zeros when c is not live or not below `limit`.  32
+** dims never straddle an FP8 block (64 dims) or the bf16 tail (from 448).
+*/
+static __device__ __forceinline__ void csa_cand_dims32(const csa_attention_row *r, const csa_cursor *cur,
+                                                       long long c, long long limit, int d0, float *out) {
+  const float *kv = NULL;
+  const nx_u8 *rec = NULL;
+  int j;
+  if (c >= limit || !csa_candidate(r, cur, c, &kv, &rec)) {
+    for (j = 0; j < 32; j++) out[j] = 0.0f;
+  } else if (kv) {
+    const float4 *src = (const float4 *)(kv + d0);
+    for (j = 0; j < 8; j++) {
+      const float4 v = src[j];
+      out[4 * j] = v.x, out[4 * j + 1] = v.y, out[4 * j + 2] = v.z, out[4 * j + 3] = v.w;
+    }
+  } else {
+#pragma unroll
+    for (j = 0; j < 32; j++) out[j] = csa_record_value(rec, r->cache_fp8, d0 + j);
   }
 }
 
-/* Element d of tile candidate i (0 when it is not live: never read as a value). */
-static __device__ __forceinline__ float csa_tile_value(const csa_tile_cands *t, const csa_attention_row *r,
-                                                       int i, int d) {
-  if (!t->live[i]) return 0.0f;
-  return t->kv[i] ? t->kv[i][d] : csa_record_value(t->rec[i], r->cache_fp8, d);
-}
-
 /*
-** Pass 1.  Units (bs, head tile, candidate tile), block-stride; thread t
-** scores candidate c0 + t % 32 for heads h0 + t / 32 and h0 + t / 32 + 8.
+** Pass 1.  Units (bs, head tile, candidate tile), block-stride; warp w
+** scores candidate c0 + lane for head h0 + w.  Lane l of warp w also stages
+** dims [32w, 32w + 32) of the chunk for candidate l.
 */
 template <class RowAt>
 static __device__ void csa_attn_scores(const RowAt &row_at, const csa_cursor *cur, long long bs_rows,
                                        long long heads, long long stride) {
-  __shared__ float qs[CSA_TILE_HEADS][CSA_TILE_K + 1];
-  __shared__ float ks[CSA_TILE_CANDS][CSA_TILE_K + 1];
-  __shared__ csa_tile_cands cands;
-  const int tid = threadIdx.x, cl = tid % CSA_TILE_CANDS, hp = tid / CSA_TILE_CANDS;
-  const long long htiles = (heads + CSA_TILE_HEADS - 1) / CSA_TILE_HEADS;
+  __shared__ __align__(16) float qs[CSA_TILE_HEADS][CSA_TILE_K + 4];
+  __shared__ __align__(16) float ks[CSA_TILE_CANDS][CSA_TILE_K + 4];
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const long long htiles = csa_attn_head_tiles(heads);
   const long long ctiles = (stride + CSA_TILE_CANDS - 1) / CSA_TILE_CANDS;
   long long unit;
-  for (unit = blockIdx.x; unit < bs_rows * htiles * ctiles; unit += gridDim.x) {
+  for (unit = blockIdx.x; unit < csa_attn_score_units(bs_rows, heads, stride); unit += gridDim.x) {
     const long long bs = unit / (htiles * ctiles), h0 = (unit / ctiles) % htiles * CSA_TILE_HEADS;
-    const long long c0 = unit % ctiles * CSA_TILE_CANDS, c = c0 + cl;
-    csa_attention_row r;
-    float acc[2] = {0.0f, 0.0f};
-    int d0, i, j;
+    const long long c0 = unit % ctiles * CSA_TILE_CANDS, c = c0 + lane, h = h0 + warp;
+    csa_attention_row r, rh;
+    float acc = 0.0f, score = csa_neg_inf();
+    const float *kv = NULL;
+    const nx_u8 *rec = NULL;
+    int live, d0, i;
     row_at(bs * heads + h0, &r);
-    __syncthreads(); /* the previous unit is done with cands, qs and ks */
-    csa_tile_resolve(&cands, &r, cur, c0);
-    for (d0 = 0; d0 < CSA_ATTN_DIM; d0 += CSA_TILE_K) {
-      __syncthreads(); /* cands is resolved; the previous chunk is read */
-      for (i = tid; i < CSA_TILE_HEADS * CSA_TILE_K; i += CSA_TILE_THREADS) {
-        const long long h = h0 + i / CSA_TILE_K;
-        qs[i / CSA_TILE_K][i % CSA_TILE_K] = h < heads ? r.query[(h - h0) * CSA_ATTN_DIM + d0 + i % CSA_TILE_K] : 0.0f;
+    live = c < r.stride && csa_candidate(&r, cur, c, &kv, &rec);
+    /* a tile wholly past the candidates is all -inf: nothing to stage (block-uniform) */
+    for (d0 = 0; c0 < r.count && d0 < CSA_ATTN_DIM; d0 += CSA_TILE_K) {
+      float v[32];
+      __syncthreads(); /* the previous chunk (or unit) is read */
+      for (i = threadIdx.x; i < CSA_TILE_HEADS * CSA_TILE_K; i += CSA_TILE_THREADS) {
+        const long long hh = h0 + i / CSA_TILE_K;
+        qs[i / CSA_TILE_K][i % CSA_TILE_K] = hh < heads ? r.query[(hh - h0) * CSA_ATTN_DIM + d0 + i % CSA_TILE_K] : 0.0f;
       }
-      for (i = tid; i < CSA_TILE_CANDS * CSA_TILE_K; i += CSA_TILE_THREADS)
-        ks[i / CSA_TILE_K][i % CSA_TILE_K] = csa_tile_value(&cands, &r, i / CSA_TILE_K, d0 + i % CSA_TILE_K);
+      for (i = warp * 32; i < CSA_TILE_K; i += CSA_TILE_THREADS / CSA_TILE_CANDS * 32) {
+        int j;
+        csa_cand_dims32(&r, cur, c, r.stride, d0 + i, v);
+        for (j = 0; j < 8; j++) *(float4 *)&ks[lane][i + 4 * j] = make_float4(v[4 * j], v[4 * j + 1], v[4 * j + 2], v[4 * j + 3]);
+      }
       __syncthreads();
-#pragma unroll 8
-      for (i = 0; i < CSA_TILE_K; i++) {
-        const float k = ks[cl][i];
-        acc[0] = acc[0] + qs[hp][i] * k;
-        acc[1] = acc[1] + qs[hp + CSA_TILE_HEADS / 2][i] * k;
+      if (h < heads) {
+#pragma unroll 4
+        for (i = 0; i < CSA_TILE_K; i += 4) {
+          const float4 q4 = *(const float4 *)&qs[warp][i], k4 = *(const float4 *)&ks[lane][i];
+          acc = acc + q4.x * k4.x;
+          acc = acc + q4.y * k4.y;
+          acc = acc + q4.z * k4.z;
+          acc = acc + q4.w * k4.w;
+        }
       }
     }
-    for (j = 0; j < 2; j++) {
-      const long long h = h0 + hp + j * (CSA_TILE_HEADS / 2);
-      csa_attention_row rh;
-      float score = csa_neg_inf();
-      if (h >= heads || c >= stride) continue;
-      row_at(bs * heads + h, &rh);
-      if (cands.live[cl]) {
-        score = acc[j] * rh.scale;
-        if (rh.bias) score = score + csa_bias_at(rh.bias, rh.bias_dims, rh.b, rh.h, rh.s, c);
-      }
-      rh.scores[c] = score;
+    if (h >= heads || c >= stride) continue;
+    row_at(bs * heads + h, &rh);
+    if (live) {
+      score = acc * rh.scale;
+      if (rh.bias) score = score + csa_bias_at(rh.bias, rh.bias_dims, rh.b, rh.h, rh.s, c);
     }
+    rh.scores[c] = score;
   }
 }
 
@@ -121,86 +136,83 @@ static __device__ void csa_attn_softmax(const RowAt &row_at, long long rows) {
   for (unit = blockIdx.x; unit * CSA_TILE_ROWS < rows; unit += gridDim.x) {
     const long long row = unit * CSA_TILE_ROWS + warp;
     csa_attention_row r;
-    float m = csa_neg_inf(), den = 0.0f;
-    long long c;
-    int off;
+    float m = csa_neg_inf(), sum = 0.0f, den;
+    long long c0;
+    int off, l;
     if (row >= rows) continue; /* warp-uniform; this pass has no block barrier */
     row_at(row, &r);
-    for (c = lane; c < r.stride; c += 32) m = nx_maxf(m, r.scores[c]);
+    for (c0 = lane; c0 < r.stride; c0 += 32) m = nx_maxf(m, r.scores[c0]);
     for (off = 16; off > 0; off /= 2) m = nx_maxf(m, __shfl_xor_sync(0xffffffffu, m, off));
     if (nx_csa_is_neg_inf(m)) { /* no live candidate: every weight "dead", y = +0 */
-      for (c = lane; c < r.stride; c += 32) r.weights[c] = csa_neg_inf();
+      for (c0 = lane; c0 < r.stride; c0 += 32) r.weights[c0] = csa_neg_inf();
       continue;
     }
-    for (c = lane; c < r.stride; c += 32) {
-      const float score = r.scores[c];
-      r.weights[c] = nx_csa_is_neg_inf(score) ? score : nx_expf(score - m);
-    }
-    __syncwarp();
-    if (lane == 0) {
-      float sum = 0.0f;
-      for (c = 0; c < r.count; c++) {
-        const float w = r.weights[c];
-        if (!nx_csa_is_neg_inf(w)) sum = sum + w;
+    for (c0 = 0; c0 < r.stride; c0 += 32) { /* warp-uniform trip count */
+      const long long c = c0 + lane;
+      float w = csa_neg_inf();
+      if (c < r.stride) {
+        w = r.scores[c];
+        if (!nx_csa_is_neg_inf(w)) w = nx_expf(w - m);
+        r.weights[c] = w;
       }
-      den = sum + nx_expf(r.sink - m);
+#pragma unroll
+      for (l = 0; l < 32; l++) { /* candidates c0 .. c0 + 31, ascending, in every lane */
+        const float x = __shfl_sync(0xffffffffu, w, l);
+        if (c0 + l < r.count && !nx_csa_is_neg_inf(x)) sum = sum + x;
+      }
     }
-    den = __shfl_sync(0xffffffffu, den, 0);
-    for (c = lane; c < r.count; c += 32) {
-      const float w = r.weights[c];
-      if (!nx_csa_is_neg_inf(w)) r.weights[c] = w / den;
+    den = sum + nx_expf(r.sink - m);
+    for (c0 = lane; c0 < r.count; c0 += 32) { /* each lane rereads only what it wrote */
+      const float w = r.weights[c0];
+      if (!nx_csa_is_neg_inf(w)) r.weights[c0] = w / den;
     }
   }
 }
 
 /*
-** Pass 3.  Units (bs, head tile, dim tile), block-stride; thread t owns dim
-** d0 + t % 32 of heads h0 + t / 32 and h0 + t / 32 + 8; candidates come
-** CSA_TILE_CANDS at a time, in order.
+** Pass 3.  Units (bs, head tile, dim tile), block-stride; warp w owns head
+** h0 + w, lane l dim d0 + l.  Thread t stages candidate c0 + t's 32 dims.
 */
 template <class RowAt>
 static __device__ void csa_attn_values(const RowAt &row_at, const csa_cursor *cur, long long bs_rows,
                                        long long heads) {
-  __shared__ float ps[CSA_TILE_HEADS][CSA_TILE_CANDS + 1];
-  __shared__ float vs[CSA_TILE_CANDS][CSA_TILE_DIMS + 1];
-  __shared__ csa_tile_cands cands;
-  const int tid = threadIdx.x, dl = tid % CSA_TILE_DIMS, hp = tid / CSA_TILE_DIMS;
-  const long long htiles = (heads + CSA_TILE_HEADS - 1) / CSA_TILE_HEADS;
-  const long long dtiles = CSA_ATTN_DIM / CSA_TILE_DIMS;
+  __shared__ float ps[CSA_TILE_HEADS][CSA_TILE_CHUNK];
+  __shared__ float vs[CSA_TILE_CHUNK][CSA_TILE_DIMS + 1]; /* + 1: a thread's row spans every bank */
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const long long htiles = csa_attn_head_tiles(heads), dtiles = CSA_ATTN_DIM / CSA_TILE_DIMS;
   long long unit;
-  for (unit = blockIdx.x; unit < bs_rows * htiles * dtiles; unit += gridDim.x) {
+  for (unit = blockIdx.x; unit < csa_attn_value_units(bs_rows, heads); unit += gridDim.x) {
     const long long bs = unit / (htiles * dtiles), h0 = (unit / dtiles) % htiles * CSA_TILE_HEADS;
+    const long long h = h0 + warp;
     const int d0 = (int)(unit % dtiles) * CSA_TILE_DIMS;
     csa_attention_row r;
-    float acc[2] = {0.0f, 0.0f};
+    float acc = 0.0f;
     long long c0;
     int i, j;
     row_at(bs * heads + h0, &r);
-    for (c0 = 0; c0 < r.count; c0 += CSA_TILE_CANDS) {
-      const int n = (int)csa_min_ll(CSA_TILE_CANDS, r.count - c0);
+    for (c0 = 0; c0 < r.count; c0 += CSA_TILE_CHUNK) {
+      const int n = (int)csa_min_ll(CSA_TILE_CHUNK, r.count - c0);
+      float v[32];
       __syncthreads(); /* the previous chunk (or unit) is read */
-      csa_tile_resolve(&cands, &r, cur, c0);
-      __syncthreads();
-      for (i = tid; i < CSA_TILE_HEADS * CSA_TILE_CANDS; i += CSA_TILE_THREADS) {
-        const long long h = h0 + i / CSA_TILE_CANDS, c = c0 + i % CSA_TILE_CANDS;
-        ps[i / CSA_TILE_CANDS][i % CSA_TILE_CANDS] =
-            h < heads && c < r.count ? r.weights[(h - h0) * r.stride + c] : csa_neg_inf();
+      for (i = threadIdx.x; i < CSA_TILE_HEADS * CSA_TILE_CHUNK; i += CSA_TILE_THREADS) {
+        const long long hh = h0 + i / CSA_TILE_CHUNK, c = c0 + i % CSA_TILE_CHUNK;
+        ps[i / CSA_TILE_CHUNK][i % CSA_TILE_CHUNK] =
+            hh < heads && c < r.count ? r.weights[(hh - h0) * r.stride + c] : csa_neg_inf();
       }
-      for (i = tid; i < CSA_TILE_CANDS * CSA_TILE_DIMS; i += CSA_TILE_THREADS)
-        vs[i / CSA_TILE_DIMS][i % CSA_TILE_DIMS] =
-            i / CSA_TILE_DIMS < n ? csa_tile_value(&cands, &r, i / CSA_TILE_DIMS, d0 + i % CSA_TILE_DIMS) : 0.0f;
+      for (i = threadIdx.x; i < CSA_TILE_CHUNK; i += CSA_TILE_THREADS) {
+        csa_cand_dims32(&r, cur, c0 + i, r.count, d0, v);
+        for (j = 0; j < 32; j++) vs[i][j] = v[j];
+      }
       __syncthreads();
-      for (i = 0; i < n; i++) {
-        const float v = vs[i][dl];
-        const float p0 = ps[hp][i], p1 = ps[hp + CSA_TILE_HEADS / 2][i];
-        if (!nx_csa_is_neg_inf(p0)) acc[0] = acc[0] + p0 * v;
-        if (!nx_csa_is_neg_inf(p1)) acc[1] = acc[1] + p1 * v;
+      if (h < heads) {
+#pragma unroll 4
+        for (i = 0; i < n; i++) {
+          const float p = ps[warp][i];
+          if (!nx_csa_is_neg_inf(p)) acc = acc + p * vs[i][lane];
+        }
       }
     }
-    for (j = 0; j < 2; j++) {
-      const long long h = h0 + hp + j * (CSA_TILE_HEADS / 2);
-      if (h < heads) r.y[(h - h0) * CSA_ATTN_DIM + d0 + dl] = acc[j];
-    }
+    if (h < heads) r.y[(h - h0) * CSA_ATTN_DIM + d0 + lane] = acc;
   }
 }
 
