@@ -30,12 +30,14 @@
 **                     over c ascending of p_c * v_c[d] skipping p_c ==
 **                     -inf, each y[d] one thread's chain; CSA_TILE_CHUNK
 **                     candidates' values are decoded into shared memory at
-**                     once, a candidate a thread.
+**                     once, a warp a candidate row.
 **
 ** Why this shape: at a decode step with B = 1 there are only 64 rows, so the
 ** work must spread over candidates and dims to reach the 132 SMs, and every
 ** chain is long (512 or 640 terms): it is fed from shared memory with wide
-** loads, one barrier per staged chunk, never from global memory.
+** loads, one barrier per staged chunk, never from global memory.  Staging
+** runs a warp along one candidate row: a lane per record gathers 32 rows a
+** load and was 3x slower at B = 64.
 **
 ** These are the oracle's formulas (oracle/SPEC.md C3 and R7) and the
 ** reference kernels' (csa_sink_attention_reference.h), term for term.
@@ -45,34 +47,23 @@
 
 #include "csa_attention_abi.h"
 
-/*
-** out[0..32) <- dims d0 .. d0 + 31 of candidate c's key/value row (d0 a
-** multiple of 32), or zeros when c is not live or not below `limit`.  32
-** dims never straddle an FP8 block (64 dims) or the bf16 tail (from 448).
-*/
-static __device__ __forceinline__ void csa_cand_dims32(const csa_attention_row *r, const csa_cursor *cur,
-                                                       long long c, long long limit, int d0, float *out) {
-  const float *kv = NULL;
-  const nx_u8 *rec = NULL;
-  int j;
-  if (c >= limit || !csa_candidate(r, cur, c, &kv, &rec)) {
-    for (j = 0; j < 32; j++) out[j] = 0.0f;
-  } else if (kv) {
-    const float4 *src = (const float4 *)(kv + d0);
-    for (j = 0; j < 8; j++) {
-      const float4 v = src[j];
-      out[4 * j] = v.x, out[4 * j + 1] = v.y, out[4 * j + 2] = v.z, out[4 * j + 3] = v.w;
-    }
-  } else {
-#pragma unroll
-    for (j = 0; j < 32; j++) out[j] = csa_record_value(rec, r->cache_fp8, d0 + j);
-  }
+/* Candidate c's key/value row, or both NULL when c is not live or not below limit. */
+static __device__ __forceinline__ void csa_cand_row(const csa_attention_row *r, const csa_cursor *cur, long long c,
+                                                    long long limit, const float **kv, const nx_u8 **rec) {
+  if (c >= limit || !csa_candidate(r, cur, c, kv, rec)) *kv = NULL, *rec = NULL;
+}
+
+/* Element d of a csa_cand_row row (0 for no row: never read as a value). */
+static __device__ __forceinline__ float csa_row_value(const csa_attention_row *r, const float *kv, const nx_u8 *rec,
+                                                      int d) {
+  return kv ? kv[d] : rec ? csa_record_value(rec, r->cache_fp8, d) : 0.0f;
 }
 
 /*
 ** Pass 1.  Units (bs, head tile, candidate tile), block-stride; warp w
-** scores candidate c0 + lane for head h0 + w.  Lane l of warp w also stages
-** dims [32w, 32w + 32) of the chunk for candidate l.
+** scores candidate c0 + lane for head h0 + w.  A warp stages a candidate's
+** row at a time, its lanes along the dims, so each load of the warp reads
+** one contiguous run of the record.
 */
 template <class RowAt>
 static __device__ void csa_attn_scores(const RowAt &row_at, const csa_cursor *cur, long long bs_rows,
@@ -95,16 +86,18 @@ static __device__ void csa_attn_scores(const RowAt &row_at, const csa_cursor *cu
     live = c < r.stride && csa_candidate(&r, cur, c, &kv, &rec);
     /* a tile wholly past the candidates is all -inf: nothing to stage (block-uniform) */
     for (d0 = 0; c0 < r.count && d0 < CSA_ATTN_DIM; d0 += CSA_TILE_K) {
-      float v[32];
       __syncthreads(); /* the previous chunk (or unit) is read */
       for (i = threadIdx.x; i < CSA_TILE_HEADS * CSA_TILE_K; i += CSA_TILE_THREADS) {
         const long long hh = h0 + i / CSA_TILE_K;
         qs[i / CSA_TILE_K][i % CSA_TILE_K] = hh < heads ? r.query[(hh - h0) * CSA_ATTN_DIM + d0 + i % CSA_TILE_K] : 0.0f;
       }
-      for (i = warp * 32; i < CSA_TILE_K; i += CSA_TILE_THREADS / CSA_TILE_CANDS * 32) {
+      for (i = warp; i < CSA_TILE_CANDS; i += CSA_TILE_THREADS / 32) {
+        const float *row_kv;
+        const nx_u8 *row_rec;
         int j;
-        csa_cand_dims32(&r, cur, c, r.stride, d0 + i, v);
-        for (j = 0; j < 8; j++) *(float4 *)&ks[lane][i + 4 * j] = make_float4(v[4 * j], v[4 * j + 1], v[4 * j + 2], v[4 * j + 3]);
+        csa_cand_row(&r, cur, c0 + i, r.stride, &row_kv, &row_rec);
+#pragma unroll
+        for (j = lane; j < CSA_TILE_K; j += 32) ks[i][j] = csa_row_value(&r, row_kv, row_rec, d0 + j);
       }
       __syncthreads();
       if (h < heads) {
@@ -171,13 +164,14 @@ static __device__ void csa_attn_softmax(const RowAt &row_at, long long rows) {
 
 /*
 ** Pass 3.  Units (bs, head tile, dim tile), block-stride; warp w owns head
-** h0 + w, lane l dim d0 + l.  Thread t stages candidate c0 + t's 32 dims.
+** h0 + w, lane l dim d0 + l, and stages the tile's dims of candidates w,
+** w + 8, ... of the chunk, lane l dim d0 + l (one contiguous run a load).
 */
 template <class RowAt>
 static __device__ void csa_attn_values(const RowAt &row_at, const csa_cursor *cur, long long bs_rows,
                                        long long heads) {
   __shared__ float ps[CSA_TILE_HEADS][CSA_TILE_CHUNK];
-  __shared__ float vs[CSA_TILE_CHUNK][CSA_TILE_DIMS + 1]; /* + 1: a thread's row spans every bank */
+  __shared__ float vs[CSA_TILE_CHUNK][CSA_TILE_DIMS];
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const long long htiles = csa_attn_head_tiles(heads), dtiles = CSA_ATTN_DIM / CSA_TILE_DIMS;
   long long unit;
@@ -188,20 +182,22 @@ static __device__ void csa_attn_values(const RowAt &row_at, const csa_cursor *cu
     csa_attention_row r;
     float acc = 0.0f;
     long long c0;
-    int i, j;
+    int i;
     row_at(bs * heads + h0, &r);
     for (c0 = 0; c0 < r.count; c0 += CSA_TILE_CHUNK) {
       const int n = (int)csa_min_ll(CSA_TILE_CHUNK, r.count - c0);
-      float v[32];
       __syncthreads(); /* the previous chunk (or unit) is read */
       for (i = threadIdx.x; i < CSA_TILE_HEADS * CSA_TILE_CHUNK; i += CSA_TILE_THREADS) {
         const long long hh = h0 + i / CSA_TILE_CHUNK, c = c0 + i % CSA_TILE_CHUNK;
         ps[i / CSA_TILE_CHUNK][i % CSA_TILE_CHUNK] =
             hh < heads && c < r.count ? r.weights[(hh - h0) * r.stride + c] : csa_neg_inf();
       }
-      for (i = threadIdx.x; i < CSA_TILE_CHUNK; i += CSA_TILE_THREADS) {
-        csa_cand_dims32(&r, cur, c0 + i, r.count, d0, v);
-        for (j = 0; j < 32; j++) vs[i][j] = v[j];
+#pragma unroll 4
+      for (i = warp; i < n; i += CSA_TILE_THREADS / 32) {
+        const float *row_kv;
+        const nx_u8 *row_rec;
+        csa_cand_row(&r, cur, c0 + i, r.count, &row_kv, &row_rec);
+        vs[i][lane] = csa_row_value(&r, row_kv, row_rec, d0 + lane);
       }
       __syncthreads();
       if (h < heads) {

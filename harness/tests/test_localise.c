@@ -74,7 +74,7 @@ Test(localise, csa4_query_bug_is_not_blamed_downstream) {
 }
 
 Test(localise, csa4_candidate_scoring_bug) {
-  expect_localised("csa_attention_tiles.h:score = acc[j] * rh.scale;=>score = acc[j] * rh.scale * 1.25f;", csa4_spec,
+  expect_localised("csa_attention_tiles.h:score = acc * rh.scale;=>score = acc * rh.scale * 1.25f;", csa4_spec,
                    "CandidateAssembly", 0);
 }
 
@@ -84,6 +84,6 @@ Test(localise, csa128_compressor_bug) {
 }
 
 Test(localise, csa128_attention_bug) {
-  expect_localised("csa_attention_tiles.h:score = acc[j] * rh.scale;=>score = acc[j] * rh.scale * 1.25f;", csa128_spec,
+  expect_localised("csa_attention_tiles.h:score = acc * rh.scale;=>score = acc * rh.scale * 1.25f;", csa128_spec,
                    "SparseSinkSoftmaxAttention", 0);
 }
