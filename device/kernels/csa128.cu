@@ -81,8 +81,6 @@ extern "C" __global__ void __launch_bounds__(CSA128_STATE_THREADS)
   const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   const long long step = (long long)gridDim.x * blockDim.x;
   const long long carry_words = batch * CSA128_CARRY_ROW;
-  const long long row_bytes = present_capacity * record_bytes;
-  const long long cache_bytes = batch * row_bytes;
   long long i;
 
   if (!ok) {
@@ -95,14 +93,7 @@ extern "C" __global__ void __launch_bounds__(CSA128_STATE_THREADS)
     else /* [.., slot, part, d]: part 0 is the kv, part 1 the score */
       carry[i] = (i / CSA128_DIM_K) % 2 == 0 ? 0u : NX_CSA_NEG_INF_BITS;
   }
-  for (i = first; i < cache_bytes; i += step) {
-    const long long b = i / row_bytes, within = i % row_bytes;
-    const long long record = within / record_bytes;
-    if (record < c.past_records)
-      cache[i] = past_cache[b * past_capacity * record_bytes + within];
-    else if (record >= c.present_records)
-      cache[i] = 0;
-  }
+  csa_copy_cache_rows(past_cache, cache, batch, past_capacity, present_capacity, record_bytes, &c, first, step);
 }
 
 /* ---- compression ------------------------------------------------------------------- */

@@ -100,24 +100,6 @@ static __device__ __forceinline__ void csa4_copy_carry(const nx_u32 *past, nx_u3
     carry[i] = !reset ? past[i] : (i / width) % 2 == 0 ? 0u : NX_CSA_NEG_INF_BITS;
 }
 
-/* Cache [B, capacity, record_bytes] bytes: past records, zeroes from present_records on. */
-static __device__ __forceinline__ void csa4_copy_cache(const nx_u8 *past, nx_u8 *cache,
-                                                       long long batch, long long past_capacity,
-                                                       long long capacity, long long record_bytes,
-                                                       const csa_cursor *c, long long first,
-                                                       long long step) {
-  const long long row_bytes = capacity * record_bytes, n = batch * row_bytes;
-  long long i;
-  for (i = first; i < n; i += step) {
-    const long long b = i / row_bytes, within = i % row_bytes;
-    const long long record = within / record_bytes;
-    if (record < c->past_records)
-      cache[i] = past[b * past_capacity * record_bytes + within];
-    else if (record >= c->present_records)
-      cache[i] = 0;
-  }
-}
-
 /*
 ** Outputs 2 and 4 (carries, as 32-bit words) and 1 and 3 (caches, bytes),
 ** grid-stride; the records in between are the compressions'.  latch: the
@@ -139,10 +121,10 @@ extern "C" __global__ void __launch_bounds__(CSA4_STATE_THREADS)
                   first, step);
   csa4_copy_carry(past_index_carry, index_carry, p.batch * CSA4_INDEX_CARRY_ROW,
                   CSA4_INDEX_SOURCE_K, c.start == 0, first, step);
-  csa4_copy_cache(past_cache, cache, p.batch, p.past_capacity, p.present_capacity,
-                  CSA4_FP8_RECORD_K, &c, first, step);
-  csa4_copy_cache(past_index_key, index_key, p.batch, p.index_past_capacity,
-                  p.index_present_capacity, CSA4_INDEX_RECORD_K, &c, first, step);
+  csa_copy_cache_rows(past_cache, cache, p.batch, p.past_capacity, p.present_capacity,
+                      CSA4_FP8_RECORD_K, &c, first, step);
+  csa_copy_cache_rows(past_index_key, index_key, p.batch, p.index_past_capacity,
+                      p.index_present_capacity, CSA4_INDEX_RECORD_K, &c, first, step);
 }
 
 /* ---- compression (both streams) ---------------------------------------------------- */

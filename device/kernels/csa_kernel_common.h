@@ -57,6 +57,29 @@ static __device__ __forceinline__ int csa_cursor_fits(const csa_cursor *c,
          present_capacity >= c->present_records;
 }
 
+/*
+** Cache [B, capacity, record_bytes] bytes after the state copy: records below
+** c->past_records from past [B, past_capacity, record_bytes], records from
+** c->present_records on zero bytes, the ones between left to the compressor.
+** Per batch row these are two runs of bytes, so a byte's region is two
+** comparisons, not a division by the record size (which made this copy
+** compute-bound).  Grid-stride from `first` by `step`.
+*/
+static __device__ __forceinline__ void csa_copy_cache_rows(const nx_u8 *past, nx_u8 *cache, long long batch,
+                                                           long long past_capacity, long long capacity,
+                                                           long long record_bytes, const csa_cursor *c,
+                                                           long long first, long long step) {
+  const long long row_bytes = capacity * record_bytes, copied = c->past_records * record_bytes;
+  const long long zeroed = c->present_records * record_bytes;
+  long long b, i;
+  for (b = 0; b < batch; b++) {
+    const nx_u8 *src = past + b * past_capacity * record_bytes;
+    nx_u8 *dst = cache + b * row_bytes;
+    for (i = first; i < copied; i += step) dst[i] = src[i];
+    for (i = zeroed + first; i < row_bytes; i += step) dst[i] = 0;
+  }
+}
+
 /* The bias at (b, h, s, candidate) of [bd0, bd1, bd2, bd3]; an axis of 1 broadcasts. */
 static __device__ __forceinline__ float csa_bias_at(const float *bias, const long long *bd,
                                                     long long b, long long h, long long s,
