@@ -13,7 +13,6 @@
 #define CSA_TILE_K 256        /* dims of q and k staged at once by the scores pass */
 #define CSA_TILE_DIMS 32      /* output dims a values tile: a lane each */
 #define CSA_TILE_CHUNK 256    /* candidates a values tile stages at once: a thread each */
-#define CSA_TILE_ROWS (CSA_TILE_THREADS / 32) /* softmax rows a block: a warp each */
 
 #ifdef __CUDACC__
 #define CSA_ABI_FN static __host__ __device__ __forceinline__
@@ -30,9 +29,9 @@ CSA_ABI_FN long long csa_attn_score_units(long long bs_rows, long long heads, lo
   return bs_rows * csa_attn_head_tiles(heads) * ((stride + CSA_TILE_CANDS - 1) / CSA_TILE_CANDS);
 }
 
-/* Softmax: CSA_TILE_ROWS output rows a unit. */
+/* Softmax: an output row a unit. */
 CSA_ABI_FN long long csa_attn_softmax_units(long long bs_rows, long long heads) {
-  return (bs_rows * heads + CSA_TILE_ROWS - 1) / CSA_TILE_ROWS;
+  return bs_rows * heads;
 }
 
 /* Values: (bs, head tile, dim tile) of the 512 output dims. */

@@ -61,22 +61,28 @@ static __device__ __forceinline__ int csa_cursor_fits(const csa_cursor *c,
 ** Cache [B, capacity, record_bytes] bytes after the state copy: records below
 ** c->past_records from past [B, past_capacity, record_bytes], records from
 ** c->present_records on zero bytes, the ones between left to the compressor.
-** Per batch row these are two runs of bytes, so a byte's region is two
-** comparisons, not a division by the record size (which made this copy
-** compute-bound).  Grid-stride from `first` by `step`.
+** Grid-stride from `first` by `step` over the flat bytes.  A byte's row and
+** offset are carried from one stride to the next (one division a thread,
+** not three a byte: with them the copy was bound by integer division), and
+** its region is two comparisons against the row's runs.
 */
 static __device__ __forceinline__ void csa_copy_cache_rows(const nx_u8 *past, nx_u8 *cache, long long batch,
                                                            long long past_capacity, long long capacity,
                                                            long long record_bytes, const csa_cursor *c,
                                                            long long first, long long step) {
-  const long long row_bytes = capacity * record_bytes, copied = c->past_records * record_bytes;
-  const long long zeroed = c->present_records * record_bytes;
-  long long b, i;
-  for (b = 0; b < batch; b++) {
-    const nx_u8 *src = past + b * past_capacity * record_bytes;
-    nx_u8 *dst = cache + b * row_bytes;
-    for (i = first; i < copied; i += step) dst[i] = src[i];
-    for (i = zeroed + first; i < row_bytes; i += step) dst[i] = 0;
+  const long long row_bytes = capacity * record_bytes, n = batch * row_bytes;
+  const long long copied = c->past_records * record_bytes, zeroed = c->present_records * record_bytes;
+  long long i, b, within, step_rows, step_within;
+  if (first >= n) return; /* also row_bytes == 0 */
+  b = first / row_bytes, within = first % row_bytes;
+  step_rows = step / row_bytes, step_within = step % row_bytes;
+  for (i = first; i < n; i += step) {
+    if (within < copied)
+      cache[i] = past[b * past_capacity * record_bytes + within];
+    else if (within >= zeroed)
+      cache[i] = 0;
+    b += step_rows, within += step_within;
+    if (within >= row_bytes) b++, within -= row_bytes;
   }
 }
 
