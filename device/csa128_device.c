@@ -183,7 +183,7 @@ static int csa128_launch_state(device_csa128 *k, const csa_dims *d, const csa128
                        CSA128_STATE_THREADS, args);
 }
 
-/* The new tokens' carry slots and finished records, one block per batch row. */
+/* The new tokens' carry slots and finished records, a cluster (fast) or a thread (reference) per batch row. */
 static int csa128_launch_compress(device_csa128 *k, const csa_dims *d, const csa128_buffers *b) {
   const void *kv = b->kv, *gate = b->gate, *ape = b->ape, *norm = b->norm;
   void *carry = b->carry, *cache = b->cache;
@@ -195,9 +195,11 @@ static int csa128_launch_compress(device_csa128 *k, const csa_dims *d, const csa
                   &cache,  &total,  &batch,         &seq,           &kv_len,
                   &past_capacity, &present_capacity, &cache_fp8};
   if (batch == 0 || seq == 0) return 0; /* csa128_run bounded batch by the grid */
-  return csa128_launch(k, CSA128_K_COMPRESS, (unsigned long long)batch,
-                       k->variant == DEVICE_VARIANT_REFERENCE ? REF_SERIAL_THREADS : CSA128_COMPRESS_THREADS,
-                       args);
+  if (k->variant == DEVICE_VARIANT_REFERENCE)
+    return csa128_launch(k, CSA128_K_COMPRESS, (unsigned long long)batch, REF_SERIAL_THREADS, args);
+  /* fast: a cluster of CSA128_COMPRESS_CLUSTER blocks a batch row (the kernel's __cluster_dims__) */
+  return csa128_launch(k, CSA128_K_COMPRESS, (unsigned long long)batch * CSA128_COMPRESS_CLUSTER,
+                       CSA128_COMPRESS_THREADS, args);
 }
 
 /*

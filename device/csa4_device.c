@@ -279,12 +279,14 @@ static int csa4_launch_compress(device_csa4 *k, csa4_step *st, int index_stream)
                  "index compressor inputs are kv, gate, ape, norm in a row");
   _Static_assert(CSA_IN_COMPRESSOR_NORM == CSA_IN_COMPRESSOR_KV + 3,
                  "main compressor inputs are kv, gate, ape, norm in a row");
-  const unsigned threads = k->variant == DEVICE_VARIANT_REFERENCE ? REF_SERIAL_THREADS
-                           : index_stream                         ? CSA4_INDEX_THREADS
-                                                                  : CSA4_MAIN_THREADS;
+  /* fast: a cluster of `cluster` blocks a batch row (the kernels' __cluster_dims__), cluster-stride */
+  const unsigned long long cluster = index_stream ? CSA4_INDEX_CLUSTER : CSA4_MAIN_CLUSTER;
+  const int id = index_stream ? CSA4_K_INDEX : CSA4_K_MAIN;
+  unsigned long long rows = csa_device_blocks(st->shape.batch);
   if (st->shape.seq == 0) return 0;
-  return csa4_launch(k, index_stream ? CSA4_K_INDEX : CSA4_K_MAIN, csa_device_blocks(st->shape.batch),
-                     threads, args);
+  if (k->variant == DEVICE_VARIANT_REFERENCE) return csa4_launch(k, id, rows, REF_SERIAL_THREADS, args);
+  if (rows > CSA_DEVICE_MAX_GRID / cluster) rows = CSA_DEVICE_MAX_GRID / cluster;
+  return csa4_launch(k, id, rows * cluster, index_stream ? CSA4_INDEX_THREADS : CSA4_MAIN_THREADS, args);
 }
 
 /* Index-query finalize (CSA4_PART_QUERY), scoring (_SCORE), selection and (6 outputs) the broadcast (_SELECT). */

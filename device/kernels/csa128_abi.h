@@ -19,7 +19,8 @@
 #define CSA128_KERNEL_ATTENTION "csa128_attention"       /* the reference's one kernel */
 
 #define CSA128_STATE_THREADS 256    /* one thread per carry word / cache byte, grid-stride */
-#define CSA128_COMPRESS_THREADS 256 /* one block per batch row; thread t owns dims t, t + 256 (needs >= 64) */
+#define CSA128_COMPRESS_THREADS 544 /* a thread per (dim, 16 slots) of a cluster rank's 64 dims, + a RoPE warp */
+#define CSA128_COMPRESS_CLUSTER 8   /* blocks a cluster, one cluster a batch row: 512 dims / 64 */
 
 #define CSA128_RATIO_K 128        /* positions per compressed record (= carry slots) */
 #define CSA128_DIM_K 512          /* head_dim */

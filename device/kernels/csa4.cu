@@ -10,13 +10,16 @@
 **                        carry when start == 0); present records [0,
 **                        start/4) of both caches <- past records; records
 **                        [total/4, capacity) <- zero bytes;
-**   csa4_main_compress   one block per batch row: the 8-slot overlapped pool
-**                        of the main stream, a 583-byte FP8 record per 4th
-**                        position (outputs 1, 2);
-**   csa4_index_compress  the same for the index stream, with the Hadamard
-**                        transform and a 68-byte FP4 record (outputs 3, 4);
-**   csa4_index_query     one block per (b, s, index head): the finalized
-**                        index query (IndexQueryFinalize payload);
+**   csa4_main_compress   a cluster of 8 blocks per batch row, 64 dims a
+**                        block: the 8-slot overlapped pool of the main
+**                        stream, a 583-byte FP8 record per 4th position
+**                        (outputs 1, 2);
+**   csa4_index_compress  the same for the index stream (a cluster of 2), with
+**                        the Hadamard transform and a 68-byte FP4 record
+**                        (outputs 3, 4);
+**   csa4_index_query     one block per (b, s, index head), a RoPE warp and a
+**                        transform warp: the finalized index query
+**                        (IndexQueryFinalize payload);
 **   csa4_index_score     a tile of 32 records of one (b, s) row a block: a
 **                        record a lane, its index heads spread over the
 **                        warps (IndexScoring payload);
@@ -38,17 +41,19 @@
 ** nearest (the pinned --fmad=false keeps them apart; `bitgate audit` checks
 ** the PTX).  Every formula is nx_csa.h's, the oracle's own text; kernels
 ** split the work only across independent outputs (a dim, a RoPE pair, a
-** Hadamard butterfly of one stage, a quantizer block, a record, one index
-** head's dot product, a candidate's score, a row) and every sum runs in one
-** thread in the oracle's order:
+** Hadamard butterfly of one stage, a quantizer element, a record, one index
+** head's dot product, a candidate's score, a row), reduce only order-free
+** maxima in parallel (a pool's nx_maxf, a quantizer block's amax), and
+** every sum runs in one thread in the oracle's order:
 **   compression (per emitted record, block_start = pos - 3): record[d] =
 **       nx_csa_pool over the 8 slots (slots 4..7 read source dim dim + d);
-**       nx_csa_square_sum (one thread) -> nx_csa_inv_rms -> nx_csa_norm_value;
-**       nx_csa_rope_pair on the last 64 dims; main: 7 x
-**       nx_fp8_block64_quantize + nx_csa_fp8_record_tail; index: the
-**       Hadamard stages (nx_csa_hadamard_pair, a barrier between stages),
-**       bf16(x * nx_csa_rsqrt_exact(128)), 4 x nx_fp4_block32_quantize (the
-**       blocks of nx_csa_fp4_record_write).
+**       nx_csa_square_sum's chain (one thread) -> nx_csa_inv_rms ->
+**       nx_csa_norm_value; nx_csa_rope_pair's rotation on the last 64 dims
+**       (its angle computed while the record pools); main: 7 blocks as
+**       nx_fp8_block64_quantize (a warp a block) + nx_csa_fp8_record_tail;
+**       index: the Hadamard stages (nx_csa_hadamard_pair's butterfly, in
+**       one warp), bf16(x * nx_csa_rsqrt_exact(128)), 4 blocks as
+**       nx_fp4_block32_quantize (the blocks of nx_csa_fp4_record_write).
 **   index query: bf16(q), RoPE at the query position start + s, Hadamard and
 **       scale as above, then the FP4 round trip (record write, record value).
 **   scoring (record r < limit = min((pos + 1) / 4, Rci)): over index heads
@@ -130,72 +135,250 @@ extern "C" __global__ void __launch_bounds__(CSA4_STATE_THREADS)
 /* ---- compression (both streams) ---------------------------------------------------- */
 
 /*
-** One carry row is [8 slots][kv, score][width]; thread t owns source dims t,
-** t + blockDim.x, ... of every slot, in csa4_carry_token and csa4_carry_rotate
-** alike, so those two need no barrier between them.
+** A compressor step is a few microseconds of latency, not of throughput, so
+** the record's work is spread over a thread-block cluster (one a batch row,
+** cluster-stride) and only what the oracle orders stays serial.
+**
+** Block r of the cluster pools record dims [64r, 64r + 64): pool thread t
+** (t < CSA4_POOL_THREADS) is candidate slot j = t % 8 of dim d = 64r + t / 8,
+** so a dim's eight candidates are eight neighbouring lanes.  The thread owns
+** carry column x = d (j < 4) or dim + d (j >= 4) of slots j % 4 and j % 4 +
+** 4, in registers across the step's tokens: a token of phase j % 4 goes into
+** the upper slot, the rotation moves upper to lower and empties upper, and
+** the candidate the pool reads is lower (j < 4) or upper (j >= 4), the
+** oracle's overlapped window.  The pooled dims are pushed into rank 0's
+** shared memory; after a cluster barrier rank 0 finishes the record:
+** the RMS chain in one thread (csa4_square_sum, d ascending), then the
+** norm, RoPE and the quantizer blocks a warp each.  The warp after the
+** pool threads computes the 32 RoPE angles while the record pools.
 */
+#define CSA4_POOL_DIMS 64                                 /* record dims a cluster rank pools */
+#define CSA4_POOL_THREADS (CSA4_POOL_DIMS * CSA4_SLOTS_K) /* a thread a (dim, candidate) */
+#define CSA4_LANES 0xffffffffu
 
-/* The token's kv into slot 4 + phase, gate + ape[phase] into the slot's score. */
-static __device__ __forceinline__ void csa4_carry_token(float *row, const float *kv,
-                                                        const float *gate, const float *ape,
-                                                        int width, int phase) {
-  const int slot = CSA4_RATIO_K + phase;
-  int x;
-  for (x = threadIdx.x; x < width; x += blockDim.x) {
-    ((nx_u32 *)row)[(2 * slot) * width + x] = ((const nx_u32 *)kv)[x];
-    row[(2 * slot + 1) * width + x] = gate[x] + ape[phase * width + x];
-  }
+static_assert(CSA4_MAIN_THREADS == CSA4_POOL_THREADS + 32 && CSA4_INDEX_THREADS == CSA4_MAIN_THREADS &&
+                  CSA4_DIM_K <= CSA4_MAIN_THREADS,
+              "a compressor block is the pool threads and the angle warp, a thread a norm weight");
+static_assert(CSA4_MAIN_CLUSTER * CSA4_POOL_DIMS == CSA4_DIM_K &&
+                  CSA4_INDEX_CLUSTER * CSA4_POOL_DIMS == CSA4_INDEX_DIM_K,
+              "a cluster rank pools 64 record dims");
+
+/* One carry cell (slot, column): the kv's bits and the score. */
+typedef struct csa4_cell {
+  nx_u32 kv;
+  float score;
+} csa4_cell;
+
+/* A token's column: the kv's bits and the gate (the score is gate + ape). */
+typedef struct csa4_token {
+  nx_u32 kv;
+  float gate;
+} csa4_token;
+
+/* Cell (slot, x) of a carry row [8 slots][kv, score][width]. */
+static __device__ __forceinline__ csa4_cell csa4_cell_load(const float *row, int width, int slot, int x) {
+  csa4_cell c;
+  c.kv = ((const nx_u32 *)row)[(2 * slot) * width + x];
+  c.score = row[(2 * slot + 1) * width + x];
+  return c;
 }
 
-/* Slots 4..7 move to 0..3; 4..7 empty again (kv +0, score -inf). */
-static __device__ __forceinline__ void csa4_carry_rotate(float *row, int width) {
-  nx_u32 *w = (nx_u32 *)row;
-  int x, j;
-  for (x = threadIdx.x; x < width; x += blockDim.x)
-    for (j = 0; j < CSA4_RATIO_K; j++) {
-      const int from = 2 * (CSA4_RATIO_K + j) * width + x, to = 2 * j * width + x;
-      w[to] = w[from];
-      w[to + width] = w[from + width];
-      w[from] = 0u;
-      w[from + width] = NX_CSA_NEG_INF_BITS;
-    }
+static __device__ __forceinline__ void csa4_cell_store(float *row, int width, int slot, int x, csa4_cell c) {
+  ((nx_u32 *)row)[(2 * slot) * width + x] = c.kv;
+  ((nx_u32 *)row)[(2 * slot + 1) * width + x] = nx_f32_bits(c.score);
 }
 
 /*
-** record[0..dim) <- the pooled, normalised, rotated record of the carry row
-** (width = 2 * dim).  Every thread calls it after a barrier; ends with one.
+** nx_csa_rope_pair's angle (sin, cos), split from its rotation so that it
+** is computed while the record pools; freq is nx_csa_rope_freq(pair).
 */
-static __device__ void csa4_finish_record(const float *row, int dim, const float *norm,
-                                          long long block_start, float *record, float *inv_rms) {
-  const int tid = threadIdx.x, nthreads = blockDim.x, width = 2 * dim;
-  int d;
-  for (d = tid; d < dim; d += nthreads) /* candidates 4..7 read source dim dim + d */
-    record[d] = nx_csa_pool(row + width + d, row + d, CSA4_SLOTS_K, 2 * width, CSA4_RATIO_K, dim);
-  __syncthreads();
-  if (tid == 0) *inv_rms = nx_csa_inv_rms(nx_csa_square_sum(record, dim), dim);
-  __syncthreads();
-  for (d = tid; d < dim; d += nthreads) record[d] = nx_csa_norm_value(record[d], *inv_rms, norm[d]);
-  __syncthreads();
-  for (d = tid; d < NX_CSA_ROPE_PAIRS; d += nthreads)
-    nx_csa_rope_pair(record + dim - CSA4_ROPE_K, d, block_start);
-  __syncthreads();
+static __device__ __forceinline__ float2 csa4_rope_angle(float freq, long long pos) {
+  float2 a;
+  nx_sincosf((float)pos * freq, &a.x, &a.y);
+  return a;
+}
+
+/* nx_csa_rope_pair's rotation of (re, im) by the angle a = (sin, cos). */
+static __device__ __forceinline__ void csa4_rope_rotate(float *re, float *im, float2 a) {
+  const float r = *re, i = *im;
+  *re = nx_bf16_round(r * a.y - i * a.x);
+  *im = nx_bf16_round(r * a.x + i * a.y);
 }
 
 /*
-** The 128-point Hadamard transform of x in shared memory, a butterfly per
-** thread and a barrier per stage, then bf16(x * 1/sqrt(128)).  Every thread
-** calls it after a barrier; ends with one.
+** x's term of nx_block_amax: |x| as bits, 0 for a NaN.  On these
+** non-negative non-NaN values nx_maxf is the integer max of the bits (and
+** the fold starts from +0), so a block's amax is an order-free integer
+** reduction, bit-identical for every input.
 */
-static __device__ void csa4_hadamard_scaled(float *x) {
-  const int tid = threadIdx.x, nthreads = blockDim.x;
+static __device__ __forceinline__ nx_u32 csa4_amax_bits(float x) {
+  return nx_f32_is_nan(x) ? 0u : nx_f32_bits(nx_f32_abs(x));
+}
+
+static __device__ __forceinline__ nx_u32 csa4_max_u32(nx_u32 a, nx_u32 b) { return a > b ? a : b; }
+
+/*
+** nx_fp8_block64_quantize of the block whose elements 2 lane and 2 lane + 1
+** are x0 and x1, a warp a block, into blk (65 bytes).  The scale byte is
+** nx_fp8_block_scale of the one-element block {amax}, whose nx_block_amax
+** is amax itself.
+*/
+static __device__ __forceinline__ void csa4_fp8_block_write(float x0, float x1, nx_u8 *blk) {
+  const int lane = threadIdx.x % 32;
+  const nx_u32 bits = csa4_max_u32(csa4_amax_bits(x0), csa4_amax_bits(x1));
+  float amax = nx_f32_from_bits(__reduce_max_sync(CSA4_LANES, bits));
+  const nx_u8 e = nx_fp8_block_scale(&amax, 1);
+  const float scale = nx_ue8m0_decode(e);
+  if (lane == 0) blk[0] = e;
+  blk[1 + 2 * lane] = nx_e4m3_encode(x0 / scale);
+  blk[2 + 2 * lane] = nx_e4m3_encode(x1 / scale);
+}
+
+/*
+** The index stream's transform of a 128-dim vector, held by one warp (lane
+** l has dims 4l .. 4l + 3 in x), into the 68-byte FP4 record out: RoPE on
+** dims 64..127 by angle[32] (lanes 16..31, two pairs each), the Hadamard
+** stages (spans 1 and 2 inside a lane, 4..64 between lanes l and l ^
+** span / 4; each butterfly is nx_csa_hadamard_pair's l + r, l - r),
+** bf16(x * 1/sqrt(128)), then nx_fp4_block32_quantize of block l / 8 over
+** lanes 8k .. 8k + 7 (amax by shuffles; each lane encodes its two bytes).
+*/
+static __device__ __forceinline__ void csa4_index_transform(float x[4], const float2 *angle, nx_u8 *out) {
+  const int lane = threadIdx.x % 32, q = lane % 8;
   const float scale = nx_csa_rsqrt_exact(CSA4_INDEX_DIM_K);
-  int span, i;
-  for (span = 1; span < CSA4_INDEX_DIM_K; span *= 2) {
-    for (i = tid; i < CSA4_INDEX_DIM_K / 2; i += nthreads) nx_csa_hadamard_pair(x, span, i);
-    __syncthreads();
+  nx_u8 *blk = out + NX_FP4_BLOCK_BYTES * (lane / 8);
+  nx_u32 bits;
+  float amax, l, r, block_scale;
+  nx_u8 e;
+  int i, span;
+  if (lane >= 16) { /* pairs 2 (lane - 16) and 2 (lane - 16) + 1 of the tail */
+    csa4_rope_rotate(&x[0], &x[1], angle[2 * lane - 32]);
+    csa4_rope_rotate(&x[2], &x[3], angle[2 * lane - 31]);
   }
-  for (i = tid; i < CSA4_INDEX_DIM_K; i += nthreads) x[i] = nx_bf16_round(x[i] * scale);
+  for (span = 1; span < 4; span *= 2)
+    for (i = 0; i < 4; i++)
+      if ((i & span) == 0) {
+        l = x[i], r = x[i + span];
+        x[i] = l + r;
+        x[i + span] = l - r;
+      }
+  for (span = 1; span < 32; span *= 2)
+    for (i = 0; i < 4; i++) {
+      const float other = __shfl_xor_sync(CSA4_LANES, x[i], span);
+      x[i] = (lane & span) ? other - x[i] : x[i] + other;
+    }
+  for (i = 0; i < 4; i++) x[i] = nx_bf16_round(x[i] * scale);
+  bits = csa4_max_u32(csa4_max_u32(csa4_amax_bits(x[0]), csa4_amax_bits(x[1])),
+                      csa4_max_u32(csa4_amax_bits(x[2]), csa4_amax_bits(x[3])));
+  for (span = 1; span < 8; span *= 2) bits = csa4_max_u32(bits, __shfl_xor_sync(CSA4_LANES, bits, span));
+  amax = nx_f32_from_bits(bits);
+  e = nx_fp4_block_scale(&amax, 1); /* as in csa4_fp8_block_write */
+  block_scale = nx_ue8m0_decode(e);
+  if (q == 0) blk[0] = e;
+  blk[1 + 2 * q] = (nx_u8)(nx_e2m1_encode(x[0] / block_scale) | (nx_e2m1_encode(x[1] / block_scale) << 4));
+  blk[2 + 2 * q] = (nx_u8)(nx_e2m1_encode(x[2] / block_scale) | (nx_e2m1_encode(x[3] / block_scale) << 4));
+}
+
+/*
+** nx_csa_square_sum(x, N) of N (a multiple of 32) floats in 16-byte aligned
+** shared memory: the same chain, sq = sq + x[d] * x[d] from +0 with d
+** ascending, with the next 32 elements' loads issued before the current 32
+** are added, so that the chain waits on the adds alone.
+*/
+template <int N>
+static __device__ __forceinline__ float csa4_square_sum(const float *x) {
+  const float4 *x4 = (const float4 *)x;
+  float4 cur[8], next[8];
+  float sq = 0.0f;
+  int chunk, k;
+#pragma unroll
+  for (k = 0; k < 8; k++) cur[k] = x4[k];
+  for (chunk = 0; chunk < N / 32; chunk++) {
+    const int ahead = 8 * (chunk + 1 < N / 32 ? chunk + 1 : chunk); /* the last chunk reloads itself */
+#pragma unroll
+    for (k = 0; k < 8; k++) next[k] = x4[ahead + k];
+#pragma unroll
+    for (k = 0; k < 8; k++) {
+      sq = sq + cur[k].x * cur[k].x;
+      sq = sq + cur[k].y * cur[k].y;
+      sq = sq + cur[k].z * cur[k].z;
+      sq = sq + cur[k].w * cur[k].w;
+      cur[k] = next[k];
+    }
+  }
+  return sq;
+}
+
+/*
+** nx_csa_pool of this lane's dim over the candidates of its group of eight
+** lanes (cand is the lane's own), in every lane of the group.  The max is
+** reduced by shuffles: every lane first folds its score into -inf as the
+** oracle's loop does, which leaves no NaN, and on non-NaN values nx_maxf
+** is a max under a total order (+0 above -0), so the order does not
+** matter.  Each lane computes its own candidate's weight; den and num are
+** then summed over the candidates in slot order, in every lane.
+*/
+static __device__ __forceinline__ float csa4_pool(csa4_cell cand) {
+  const int base = (threadIdx.x % 32) & ~7, live = !nx_csa_is_neg_inf(cand.score);
+  const unsigned lives = __ballot_sync(CSA4_LANES, live) >> base;
+  float m = nx_maxf(csa_neg_inf(), cand.score), w = 0.0f, wkv = 0.0f, num = 0.0f, den = 0.0f;
+  int k;
+  for (k = 1; k < CSA4_SLOTS_K; k *= 2) m = nx_maxf(m, __shfl_xor_sync(CSA4_LANES, m, k));
+  if (live) {
+    w = nx_expf(cand.score - m);
+    wkv = w * nx_f32_from_bits(cand.kv);
+  }
+  for (k = 0; k < CSA4_SLOTS_K; k++) {
+    const float wk = __shfl_sync(CSA4_LANES, w, base + k), wkvk = __shfl_sync(CSA4_LANES, wkv, base + k);
+    if ((lives >> k) & 1u) { /* the oracle skips an empty slot */
+      den = den + wk;
+      num = num + wkvk;
+    }
+  }
+  return nx_bf16_round(num / den);
+}
+
+/*
+** Rank 0's finishes, called by all its threads after the cluster barrier:
+** pool holds the pooled record (DIM floats; the finish may overwrite it),
+** norm the norm weights, angle the 32 angles at the block start, scratch a
+** shared float, dst the cache record.
+**
+** Main: thread 0 runs the RMS chain; then warp w < 7 normalises dims 64w ..
+** 64w + 63 (lane l: 2l, 2l + 1) into FP8 block w, warp 7 rotates the tail
+** pairs (lane p: pair p) and writes them with nx_csa_fp8_record_tail.
+*/
+static __device__ void csa4_main_finish(float *pool, const float *norm, const float2 *angle, float *scratch,
+                                        nx_u8 *dst) {
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, d = NX_FP8_BLOCK * warp + 2 * lane;
+  float x0, x1;
+  if (threadIdx.x == 0) *scratch = nx_csa_inv_rms(csa4_square_sum<CSA4_DIM_K>(pool), CSA4_DIM_K);
   __syncthreads();
+  if (warp > CSA4_FP8_BLOCKS_K) return;
+  x0 = nx_csa_norm_value(pool[d], *scratch, norm[d]);
+  x1 = nx_csa_norm_value(pool[d + 1], *scratch, norm[d + 1]);
+  if (warp < CSA4_FP8_BLOCKS_K) {
+    csa4_fp8_block_write(x0, x1, dst + NX_FP8_BLOCK_BYTES * warp);
+    return;
+  }
+  csa4_rope_rotate(&x0, &x1, angle[lane]);
+  pool[d] = x0, pool[d + 1] = x1;
+  __syncwarp();
+  nx_csa_fp8_record_tail(pool, dst, lane);
+  nx_csa_fp8_record_tail(pool, dst, lane + 32);
+}
+
+/* Index: warp 0 alone, every lane running the RMS chain itself (no barrier), then the transform. */
+static __device__ void csa4_index_finish(float *pool, const float *norm, const float2 *angle, float *scratch,
+                                         nx_u8 *dst) {
+  const int lane = threadIdx.x % 32;
+  float inv_rms, x[4];
+  int i;
+  (void)scratch;
+  if (threadIdx.x >= 32) return;
+  inv_rms = nx_csa_inv_rms(csa4_square_sum<CSA4_INDEX_DIM_K>(pool), CSA4_INDEX_DIM_K);
+  for (i = 0; i < 4; i++) x[i] = nx_csa_norm_value(pool[4 * lane + i], inv_rms, norm[4 * lane + i]);
+  csa4_index_transform(x, angle, dst);
 }
 
 /* One compressor stream: its inputs, its carry and its record cache. */
@@ -207,79 +390,111 @@ typedef struct csa4_stream {
   long long carry_row, capacity, record_bytes;
 } csa4_stream;
 
+static __device__ __forceinline__ csa4_token csa4_token_load(const csa4_stream &st, long long seq, long long b,
+                                                             long long s, int x) {
+  const long long at = (b * seq + s) * st.source + x;
+  csa4_token t;
+  t.kv = ((const nx_u32 *)st.kv)[at];
+  t.gate = st.gate[at];
+  return t;
+}
+
 /*
-** The walk both compressors share: block-stride over the batch rows, the S
-** tokens of a row in order, each into its carry slot; at every 4th
-** position the record (DIM floats, in shared memory) finishes and Emit
-** writes it into cache record (pos + 1) / 4 - 1; then the carry rotates.
-** Emit runs on every thread after csa4_finish_record's closing barrier.
+** The walk both compressors share (see the section comment): the S tokens
+** of a row in order; at every 4th position the record finishes into cache
+** record (pos + 1) / 4 - 1 and the carry rotates.  Per emission e: the pool
+** threads push their dims into pool[e % 2] of rank 0 and rank 0's angle
+** warp fills angle[e % 2], one cluster barrier, rank 0 finishes.  The
+** parity buffers make that one barrier enough: a rank writes pool[e % 2]
+** again at e + 2, after passing barrier e + 1, which rank 0 reaches only
+** once it has finished e.  A thread's token loads run four tokens ahead.
 */
-template <int DIM, void (*Emit)(float *record, nx_u8 *dst)>
+template <int DIM, void (*Finish)(float *, const float *, const float2 *, float *, nx_u8 *)>
 static __device__ __forceinline__ void csa4_compress(const csa4_shape &p, const csa4_stream &st,
                                                      const long long *total_ptr) {
-  __shared__ float record[DIM];
-  __shared__ float inv_rms;
+  __shared__ __align__(16) float pool[2][DIM];
+  __shared__ float norm[DIM], scratch;
+  __shared__ float2 angle[2][NX_CSA_ROPE_PAIRS];
+  const int tid = threadIdx.x, lane = tid % 32, j = tid % CSA4_SLOTS_K, width = 2 * DIM;
+  const int rank = (int)__clusterRelativeBlockRank(), pooler = tid < CSA4_POOL_THREADS;
+  const int d = rank * CSA4_POOL_DIMS + tid / CSA4_SLOTS_K, x = j < CSA4_RATIO_K ? d : DIM + d;
+  const int lower = j % CSA4_RATIO_K, upper = lower + CSA4_RATIO_K;
+  const long long first = __clusterIdx().x, clusters = __clusterGridDimInClusters().x;
+  const csa4_cell empty = {0u, csa_neg_inf()};
+  const float ape = pooler ? st.ape[lower * width + x] : 0.0f;
+  const float norm_w = rank == 0 && tid < DIM ? st.norm[tid] : 0.0f; /* rank 0 parks it in norm[] */
+  const float freq = !pooler && rank == 0 ? nx_csa_rope_freq(lane) : 0.0f;
   csa_cursor c;
-  long long b, s;
-  if (!csa4_cursor(&c, total_ptr, &p)) return;
-  for (b = blockIdx.x; b < p.batch; b += gridDim.x) {
+  long long b, e = 0;
+  if (__clusterSizeInBlocks() * CSA4_POOL_DIMS != DIM) __trap(); /* the launch broke csa4_abi.h */
+  for (b = first; b < p.batch; b += clusters) {
     float *row = st.carry + b * st.carry_row;
+    csa4_cell lo = empty, hi = empty;
+    csa4_token tok = {0u, 0.0f};
+    long long s, s_tok;
+    if (pooler) { /* in bounds whatever the cursor: issued before it is known */
+      lo = csa4_cell_load(row, width, lower, x);
+      hi = csa4_cell_load(row, width, upper, x);
+      if (p.seq > 0) tok = csa4_token_load(st, p.seq, b, 0, x);
+    }
+    if (b == first && !csa4_cursor(&c, total_ptr, &p)) return;
+    s_tok = (lower - c.start) & 3; /* the first token of this thread's phase */
+    if (pooler && s_tok != 0 && s_tok < p.seq) tok = csa4_token_load(st, p.seq, b, s_tok, x);
     for (s = 0; s < p.seq; s++) {
-      const long long pos = c.start + s, in = (b * p.seq + s) * st.source;
-      csa4_carry_token(row, st.kv + in, st.gate + in, st.ape, st.source, (int)(pos & 3));
+      const long long pos = c.start + s;
+      if (pooler && s == s_tok) {
+        hi.kv = tok.kv;
+        hi.score = tok.gate + ape;
+        s_tok += CSA4_RATIO_K;
+        if (s_tok < p.seq) tok = csa4_token_load(st, p.seq, b, s_tok, x);
+      }
       if (((pos + 1) & 3) != 0) continue; /* no record finishes here */
-      __syncthreads(); /* the pool reads every slot */
-      csa4_finish_record(row, DIM, st.norm, pos - 3, record, &inv_rms);
-      Emit(record, st.cache + (b * st.capacity + (pos + 1) / CSA4_RATIO_K - 1) * st.record_bytes);
-      __syncthreads(); /* record is reused by the next emission */
-      csa4_carry_rotate(row, st.source);
+      if (pooler) {
+        const float v = csa4_pool(j < CSA4_RATIO_K ? lo : hi);
+        if (j == 0) ((float *)__cluster_map_shared_rank(pool[e % 2], 0))[d] = v;
+        lo = hi, hi = empty;
+      } else if (rank == 0) {
+        angle[e % 2][lane] = csa4_rope_angle(freq, pos - 3);
+      }
+      if (e == 0 && rank == 0 && tid < DIM) norm[tid] = norm_w; /* here: no wait for it before the pool */
+      __cluster_barrier_arrive();
+      __cluster_barrier_wait();
+      if (rank == 0)
+        Finish(pool[e % 2], norm, angle[e % 2], &scratch,
+               st.cache + (b * st.capacity + (pos + 1) / CSA4_RATIO_K - 1) * st.record_bytes);
+      e++;
+    }
+    if (pooler) {
+      csa4_cell_store(row, width, lower, x, lo);
+      csa4_cell_store(row, width, upper, x, hi);
     }
   }
-}
-
-/* The main stream's record: seven FP8 blocks, then the bf16 tail (583 bytes). */
-static __device__ __forceinline__ void csa4_main_emit(float *record, nx_u8 *dst) {
-  const int tid = threadIdx.x, nthreads = blockDim.x;
-  int t;
-  for (t = tid; t < CSA4_FP8_BLOCKS_K; t += nthreads)
-    nx_fp8_block64_quantize(record + NX_FP8_BLOCK * t, dst + NX_FP8_BLOCK_BYTES * t);
-  for (t = tid; t < CSA4_ROPE_K; t += nthreads) nx_csa_fp8_record_tail(record, dst, t);
-}
-
-/* The index stream's record: the scaled Hadamard transform, then four FP4 blocks (68 bytes). */
-static __device__ __forceinline__ void csa4_index_emit(float *record, nx_u8 *dst) {
-  const int tid = threadIdx.x, nthreads = blockDim.x;
-  int t;
-  csa4_hadamard_scaled(record);
-  for (t = tid; t < CSA4_FP4_BLOCKS_K; t += nthreads)
-    nx_fp4_block32_quantize(record + NX_FP4_BLOCK * t, dst + NX_FP4_BLOCK_BYTES * t);
 }
 
 /*
 ** The main stream: kv and gate [B, S, 1024], ape [4, 1024], norm [512];
 ** carry [B, 8, 2, 1024] and cache [B, Rc, 583] already hold what
-** csa4_state_copy left.  Block-stride over the batch rows; the S tokens of
-** a row in order (csa4_compress).
+** csa4_state_copy left.  A cluster of CSA4_MAIN_CLUSTER blocks a batch row.
 */
-extern "C" __global__ void __launch_bounds__(CSA4_MAIN_THREADS)
+extern "C" __global__ void __cluster_dims__(CSA4_MAIN_CLUSTER, 1, 1) __launch_bounds__(CSA4_MAIN_THREADS)
     csa4_main_compress(csa4_shape p, const float *kv, const float *gate, const float *ape,
                        const float *norm, float *carry, nx_u8 *cache, const long long *total_ptr) {
   const csa4_stream st = {kv, gate, ape, norm, carry, cache, CSA4_SOURCE_K, CSA4_MAIN_CARRY_ROW,
                           p.present_capacity, CSA4_FP8_RECORD_K};
-  csa4_compress<CSA4_DIM_K, csa4_main_emit>(p, st, total_ptr);
+  csa4_compress<CSA4_DIM_K, csa4_main_finish>(p, st, total_ptr);
 }
 
 /*
 ** The index stream: kv and gate [B, S, 256], ape [4, 256], norm [128];
-** carry [B, 8, 2, 256]; key [B, Rci, 68].  As csa4_main_compress, with the
-** Hadamard stage and the FP4 record.
+** carry [B, 8, 2, 256]; key [B, Rci, 68].  As csa4_main_compress, with a
+** cluster of CSA4_INDEX_CLUSTER blocks, the Hadamard stage and the FP4 record.
 */
-extern "C" __global__ void __launch_bounds__(CSA4_INDEX_THREADS)
+extern "C" __global__ void __cluster_dims__(CSA4_INDEX_CLUSTER, 1, 1) __launch_bounds__(CSA4_INDEX_THREADS)
     csa4_index_compress(csa4_shape p, const float *kv, const float *gate, const float *ape,
                         const float *norm, float *carry, nx_u8 *key, const long long *total_ptr) {
   const csa4_stream st = {kv, gate, ape, norm, carry, key, CSA4_INDEX_SOURCE_K, CSA4_INDEX_CARRY_ROW,
                           p.index_present_capacity, CSA4_INDEX_RECORD_K};
-  csa4_compress<CSA4_INDEX_DIM_K, csa4_index_emit>(p, st, total_ptr);
+  csa4_compress<CSA4_INDEX_DIM_K, csa4_index_finish>(p, st, total_ptr);
 }
 
 /* ---- index query, scoring, selection ----------------------------------------------- */
@@ -287,36 +502,37 @@ extern "C" __global__ void __launch_bounds__(CSA4_INDEX_THREADS)
 /*
 ** One block per (b, s, index head) row of index_query [B, S, IH, 128],
 ** block-stride: out (the same layout) <- bf16, RoPE at start + s, Hadamard
-** and scale, then the FP4 round trip: the 68-byte record's blocks (one
-** thread each, as nx_csa_fp4_record_write makes them), read back with
-** nx_csa_fp4_record_value.
+** and scale, then the FP4 round trip (the 68-byte record, read back with
+** nx_csa_fp4_record_value).  Warp 1 computes the row's 32 RoPE angles
+** (nx_csa_rope_freq once a block) while warp 0 rounds the row; warp 0 then
+** runs csa4_index_transform, the compressor's own, into packed.
 */
 extern "C" __global__ void __launch_bounds__(CSA4_QUERY_THREADS)
     csa4_index_query(csa4_shape p, const float *index_query, float *out,
                      const long long *total_ptr) {
-  __shared__ float q[CSA4_INDEX_DIM_K];
-  __shared__ nx_u8 packed[CSA4_FP4_BLOCKS_K * NX_FP4_BLOCK_BYTES];
-  const int tid = threadIdx.x, nthreads = blockDim.x;
+  __shared__ float2 angle[NX_CSA_ROPE_PAIRS];
+  __shared__ nx_u8 packed[CSA4_INDEX_RECORD_K];
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const long long rows = p.batch * p.seq * p.index_heads;
+  const float freq = warp == 1 ? nx_csa_rope_freq(lane) : 0.0f;
   csa_cursor c;
   long long row;
   int d;
-  if (!csa4_cursor(&c, total_ptr, &p)) return;
   for (row = blockIdx.x; row < rows; row += gridDim.x) {
-    const long long position = c.start + (row / p.index_heads) % p.seq;
-    const float *src = index_query + row * CSA4_INDEX_DIM_K;
     float *dst = out + row * CSA4_INDEX_DIM_K;
-    for (d = tid; d < CSA4_INDEX_DIM_K; d += nthreads) q[d] = nx_bf16_round(src[d]);
+    float src[4], q[4]; /* lane l: dims 4l .. 4l + 3 */
+    for (d = 0; d < 4; d++) src[d] = index_query[row * CSA4_INDEX_DIM_K + 4 * lane + d];
+    if (row == blockIdx.x && !csa4_cursor(&c, total_ptr, &p)) return; /* src is in bounds whatever the cursor */
+    if (warp == 1) angle[lane] = csa4_rope_angle(freq, c.start + (row / p.index_heads) % p.seq);
+    if (warp == 0)
+      for (d = 0; d < 4; d++) q[d] = nx_bf16_round(src[d]);
     __syncthreads();
-    for (d = tid; d < NX_CSA_ROPE_PAIRS; d += nthreads)
-      nx_csa_rope_pair(q + CSA4_INDEX_DIM_K - CSA4_ROPE_K, d, position);
-    __syncthreads();
-    csa4_hadamard_scaled(q);
-    for (d = tid; d < CSA4_FP4_BLOCKS_K; d += nthreads) /* the FP4 round trip */
-      nx_fp4_block32_quantize(q + NX_FP4_BLOCK * d, packed + NX_FP4_BLOCK_BYTES * d);
-    __syncthreads();
-    for (d = tid; d < CSA4_INDEX_DIM_K; d += nthreads) dst[d] = nx_csa_fp4_record_value(packed, d);
-    __syncthreads(); /* q and packed are reused by the next row */
+    if (warp == 0) {
+      csa4_index_transform(q, angle, packed);
+      __syncwarp();
+      for (d = lane; d < CSA4_INDEX_DIM_K; d += 32) dst[d] = nx_csa_fp4_record_value(packed, d);
+    }
+    __syncthreads(); /* angle and packed are reused by the next row */
   }
 }
 

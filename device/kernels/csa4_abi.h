@@ -25,9 +25,11 @@
 #define CSA4_KERNEL_ATTENTION "csa4_attention"       /* the reference's one kernel (csa4_reference.cu) */
 
 #define CSA4_STATE_THREADS 256      /* one thread per carry word / cache byte, grid-stride */
-#define CSA4_MAIN_THREADS 512       /* one block per batch row, a thread per record dim */
-#define CSA4_INDEX_THREADS 128      /* one block per batch row, a thread per index dim */
-#define CSA4_QUERY_THREADS 128      /* one block per (b, s, index head), a thread per dim */
+#define CSA4_MAIN_THREADS 544       /* a thread per (dim, slot) of a cluster rank's 64 dims, + a RoPE warp */
+#define CSA4_INDEX_THREADS 544      /* the same for the index stream */
+#define CSA4_MAIN_CLUSTER 8         /* blocks a cluster, one cluster a batch row: 512 dims / 64 */
+#define CSA4_INDEX_CLUSTER 2        /* the index stream's: 128 dims / 64 */
+#define CSA4_QUERY_THREADS 64       /* one block per (b, s, index head): a RoPE warp, a transform warp */
 #define CSA4_SCORE_THREADS 256      /* 8 warps over one tile of CSA4_SCORE_RECORDS records */
 #define CSA4_SCORE_RECORDS 32       /* records a scoring tile: one a lane */
 #define CSA4_SELECT_THREADS 1024    /* one block per (b, s) row */
