@@ -223,6 +223,23 @@ static int is_launch_present(device_index_share *k, const index_share_dims *d,
   }
 }
 
+/* Blocks of the fast rows kernel for tiles of ht heads (index_share.cu's is_row_tiles). */
+static long long is_row_tiles(const index_share_dims *d, int ht) {
+  if (ht == 1) return d->batch * d->q_heads * d->q_seq;
+  return d->batch * d->kv_heads * ((d->group + ht - 1) / ht) * d->q_seq;
+}
+
+/*
+** Heads a fast rows block takes (tile_heads): IS_ROW_HEADS when one-head
+** tiles would exceed IS_ROW_WAVE_TILES (index_share_abi.h says why) and
+** the heads share an index row and, at least IS_ROW_HEADS / 2 of them, a kv
+** head (fewer would leave most of a tile's chains idle); else 1, as for f32.
+*/
+static int is_row_tile_heads(const index_share_dims *d) {
+  if (d->dt == DTYPE_F32 || d->index_heads != 1 || 2 * d->group < IS_ROW_HEADS) return 1;
+  return is_row_tiles(d, 1) > IS_ROW_WAVE_TILES ? IS_ROW_HEADS : 1;
+}
+
 /* The attention rows into output 0. */
 static int is_launch_rows(device_index_share *k, const index_share_dims *d,
                           const is_buffers *b) {
@@ -238,15 +255,21 @@ static int is_launch_rows(device_index_share *k, const index_share_dims *d,
   long long q_seq = d->q_seq, cache_seq = d->cache_seq, head_size = d->head_size;
   long long index_heads = d->index_heads, width = d->selected_width;
   float sqrt_scale = d->sqrt_scale;
+  int tile_heads = is_row_tile_heads(d);
+  /* the reference kernel ends at sqrt_scale; cudaLaunchKernel reads only the
+     parameters a kernel declares, so the trailing tile_heads is the fast one's */
   void *args[] = {&query,   &present_key, &present_value, &indices,     &index_is_i64, &bias,
                   &has_bias, &bd0,        &bd1,           &bd2,         &bd3,          &scores,
                   &score_trace, &y,       &storage,       &batch,       &q_heads,      &kv_heads,
                   &group,   &q_seq,       &cache_seq,     &head_size,   &index_heads,  &width,
-                  &sqrt_scale};
-  long long rows = batch * q_heads * q_seq;
+                  &sqrt_scale, &tile_heads};
+  long long rows = batch * q_heads * q_seq, tiles = is_row_tiles(d, tile_heads);
   if (rows == 0) return 0;
-  return is_launch(k, IS_K_ROWS, rows > (long long)IS_MAX_GRID ? IS_MAX_GRID : (unsigned long long)rows,
-                   k->variant == DEVICE_VARIANT_REFERENCE ? REF_IS_ROW_THREADS : IS_ROW_THREADS, args);
+  if (k->variant == DEVICE_VARIANT_REFERENCE)
+    return is_launch(k, IS_K_ROWS, rows > (long long)IS_MAX_GRID ? IS_MAX_GRID : (unsigned long long)rows,
+                     REF_IS_ROW_THREADS, args);
+  return is_launch(k, IS_K_ROWS, tiles > (long long)IS_MAX_GRID ? IS_MAX_GRID : (unsigned long long)tiles,
+                   IS_ROW_THREADS, args);
 }
 
 /* The oracle's words for a rule, from one validation record. */

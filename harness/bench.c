@@ -35,6 +35,20 @@ double bench_median_ms(double *t, int n) {
   return t[n / 2];
 }
 
+int bench_oracle_ms(int (*run)(void *ctx), void *ctx, double *ms) {
+  double t[BENCH_ORACLE_RUNS], spent = 0;
+  int n;
+  if (run(ctx) != 0) return -1;
+  for (n = 0; n < BENCH_ORACLE_RUNS && spent < 2000.0; n++) {
+    const double t0 = bench_now_ms();
+    if (run(ctx) != 0) return -1;
+    t[n] = bench_now_ms() - t0;
+    spent += t[n];
+  }
+  *ms = bench_median_ms(t, n);
+  return 0;
+}
+
 int bench_outputs_match(device_io *io, const tensor *ref, int n_out, char *err, size_t len) {
   int o;
   for (o = 0; o < n_out; o++) {

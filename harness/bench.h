@@ -89,6 +89,16 @@ double bench_now_ms(void);
 /* The median of t[0..n) (sorts t). */
 double bench_median_ms(double *t, int n);
 
+/*
+** The oracle's time in ms: one untimed run first (it touches the outputs'
+** pages: a first run's page faults serialise its threads and hid half the
+** speedup on 16 cores), then the median of up to BENCH_ORACLE_RUNS timed
+** runs, fewer once they add up to 2 s.  run(ctx) returns 0 on success; 0 or
+** -1 (the first failing run's).
+*/
+#define BENCH_ORACLE_RUNS 3
+int bench_oracle_ms(int (*run)(void *ctx), void *ctx, double *ms);
+
 /* 0 when every output in io equals ref[0..n_out); else -1 with err naming the output. */
 int bench_outputs_match(device_io *io, const tensor *ref, int n_out, char *err, size_t len);
 

@@ -35,7 +35,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#define ORACLE_RUNS 3
 
 enum csa_stage_kind { K_STATE, K_MAIN, K_INDEX, K_SELECT, K_ATTENTION, K_STEP, K_COUNT };
 
@@ -149,21 +148,21 @@ static int load_shape(const csa_bench_shape *sh, csa_any_case *c, const csa_chai
   return rc ? -1 : (*r)->materialize(c, 0, s, err, len);
 }
 
-/* The oracle's median over ORACLE_RUNS (one run when the first takes over 2 s); 0 or -1 (s->err). */
-static int time_oracle(const csa_chain_ratio *r, csa_step *s, double *median_ms) {
-  double t[ORACLE_RUNS];
-  int n;
-  for (n = 0; n < ORACLE_RUNS; n++) {
-    const double t0 = bench_now_ms();
-    if (r->oracle(s, 0) != 0) return -1;
-    t[n] = bench_now_ms() - t0;
-    if (t[n] > 2000.0) {
-      n++;
-      break;
-    }
-  }
-  *median_ms = bench_median_ms(t, n);
-  return 0;
+/* The oracle's time (bench_oracle_ms); 0 or -1 (s->err). */
+typedef struct oracle_run {
+  const csa_chain_ratio *r;
+  csa_step *s;
+} oracle_run;
+
+static int run_oracle(void *ctx) {
+  const oracle_run *o = ctx;
+  return o->r->oracle(o->s, 0);
+}
+
+static int time_oracle(const csa_chain_ratio *r, csa_step *s, double *ms) {
+  oracle_run o;
+  o.r = r, o.s = s;
+  return bench_oracle_ms(run_oracle, &o, ms);
 }
 
 /* One variant: eager check, then each stage's graph timed into lines[i].t[v]; an exit code. */

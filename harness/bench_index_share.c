@@ -56,17 +56,26 @@ static int is_load(long long batch, long long heads, is_bench *x, char *err, siz
   return cases_is_materialize(&c, 0, x->in, &x->n_in, x->out, &x->n_out, &x->attrs, err, len);
 }
 
-static int is_oracle(is_bench *x, double *ms, op_error *err) {
+typedef struct is_oracle_run {
+  is_bench *x;
+  op_error *err;
+} is_oracle_run;
+
+static int is_oracle_once(void *ctx) {
+  const is_oracle_run *o = ctx;
   const tensor *in[IS_CASE_MAX_INPUTS];
   tensor *out[IS_OUTPUT_COUNT];
-  double t0;
   int i;
-  for (i = 0; i < x->n_in; i++) in[i] = x->in[i].dt == DTYPE_NONE ? NULL : &x->in[i];
-  for (i = 0; i < x->n_out; i++) out[i] = &x->out[i];
-  t0 = bench_now_ms();
-  if (oracle_index_share_run(&x->attrs, in, x->n_in, out, x->n_out, NULL, err) != 0) return -1;
-  *ms = bench_now_ms() - t0;
-  return 0;
+  for (i = 0; i < o->x->n_in; i++) in[i] = o->x->in[i].dt == DTYPE_NONE ? NULL : &o->x->in[i];
+  for (i = 0; i < o->x->n_out; i++) out[i] = &o->x->out[i];
+  return oracle_index_share_run(&o->x->attrs, in, o->x->n_in, out, o->x->n_out, NULL, o->err) != 0 ? -1 : 0;
+}
+
+/* The oracle's time (bench_oracle_ms); 0 or -1 (err). */
+static int is_oracle(is_bench *x, double *ms, op_error *err) {
+  is_oracle_run o;
+  o.x = x, o.err = err;
+  return bench_oracle_ms(is_oracle_once, &o, ms);
 }
 
 /* One variant's eager check and captured step into *t; an exit code. */

@@ -16,8 +16,22 @@
 
 #define IS_FRONTIER_THREADS 256 /* one block per batch */
 #define IS_COPY_THREADS 256     /* present builds: one thread per element, grid-stride */
-#define IS_VALIDATE_THREADS 128 /* one thread per index row, grid-stride */
-#define IS_ROW_THREADS 128      /* one block per output row, block-stride */
+#define IS_VALIDATE_THREADS 1024 /* a warp (few rows) or a thread per index row, grid-stride */
+#define IS_ROW_THREADS 256      /* one block per tile of heads (index_share.cu), tile-stride */
+/*
+** Most heads a rows block shares its gathered rows among; f16/bf16 only: f32
+** rows run one head a tile (a third kernel body would double the module's
+** compile time, and f32 is no production dtype).
+*/
+#define IS_ROW_HEADS 8
+/*
+** The launcher groups IS_ROW_HEADS heads a tile only when one-head tiles
+** would exceed this many blocks, about one wave of the H200's 132 SMs: below
+** it a block's serial chains set the time and more heads a block lengthen
+** them; above it re-reading each gathered row once per head costs L2
+** bandwidth, and blocks queue anyway.  A tuning knob, not a contract.
+*/
+#define IS_ROW_WAVE_TILES 132
 
 /* Storage of every floating tensor (the contract makes them all one dtype). */
 #define IS_STORAGE_F32 0
