@@ -204,6 +204,12 @@ static int is_launch_validate(device_index_share *k, const index_share_dims *d,
 }
 
 /* One present (K or V): growing or fixed-capacity. */
+/* The present builds' grid: capped so each thread walks many elements (index_share.cu, is_row_advance). */
+static unsigned long long is_copy_grid(long long n) {
+  const unsigned long long g = is_grid(n, IS_COPY_THREADS);
+  return g > IS_COPY_MAX_BLOCKS ? IS_COPY_MAX_BLOCKS : g;
+}
+
 static int is_launch_present(device_index_share *k, const index_share_dims *d,
                              const is_buffers *b, const void *past, const void *cur, void *out) {
   int storage = is_storage(d->dt);
@@ -215,11 +221,10 @@ static int is_launch_present(device_index_share *k, const index_share_dims *d,
   if (d->capacity_mode) {
     void *args[] = {&past, &cur, &out, &storage, &write_pos, &batch, &heads, &cache_seq,
                     &cur_seq, &dim};
-    return is_launch(k, IS_K_PRESENT_CAPACITY, is_grid(n, IS_COPY_THREADS), IS_COPY_THREADS,
-                     args);
+    return is_launch(k, IS_K_PRESENT_CAPACITY, is_copy_grid(n), IS_COPY_THREADS, args);
   } else {
     void *args[] = {&past, &cur, &out, &storage, &batch, &heads, &past_seq, &cur_seq, &dim};
-    return is_launch(k, IS_K_PRESENT, is_grid(n, IS_COPY_THREADS), IS_COPY_THREADS, args);
+    return is_launch(k, IS_K_PRESENT, is_copy_grid(n), IS_COPY_THREADS, args);
   }
 }
 
