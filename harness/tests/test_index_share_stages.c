@@ -239,7 +239,7 @@ static void expect_localised(const char *plant, const char *spec, const char *st
 }
 
 /* The growing present copies the current rows' channels in reverse. */
-#define PLANT_PRESENT "index_share.cu:(t - past_seq)) * dim + d=>(t - past_seq)) * dim + (dim - 1 - d)"
+#define PLANT_PRESENT "index_share.cu:(within - from_past), storage)=>(row - 1 - within), storage)"
 
 Test(index_share_stages, localise_present_bug_three_outputs) {
   expect_localised(PLANT_PRESENT, spec_grow3, "PresentKey");
