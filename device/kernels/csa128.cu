@@ -127,32 +127,6 @@ static_assert(CSA128_COMPRESS_THREADS == CSA128_POOL_THREADS + 32 && CSA128_DIM_
               "the pool threads and the angle warp, a thread a norm weight");
 static_assert(CSA128_COMPRESS_CLUSTER * CSA128_POOL_DIMS == CSA128_DIM_K, "a cluster rank pools 64 dims");
 
-/*
-** nx_csa_rope_pair's angle (sin, cos) with freq = nx_csa_rope_freq(pair),
-** and its rotation of (re, im): split so that the angle is computed while
-** the record pools.
-*/
-static __device__ __forceinline__ float2 csa128_rope_angle(float freq, long long pos) {
-  float2 a;
-  nx_sincosf((float)pos * freq, &a.x, &a.y);
-  return a;
-}
-
-static __device__ __forceinline__ void csa128_rope_rotate(float *re, float *im, float2 a) {
-  const float r = *re, i = *im;
-  *re = nx_bf16_round(r * a.y - i * a.x);
-  *im = nx_bf16_round(r * a.x + i * a.y);
-}
-
-/*
-** x's term of nx_block_amax: |x| as bits, 0 for a NaN.  On these
-** non-negative non-NaN values nx_maxf is the integer max of the bits (and
-** the fold starts from +0), so a block's amax is an order-free integer
-** reduction, bit-identical for every input.
-*/
-static __device__ __forceinline__ nx_u32 csa128_amax_bits(float x) {
-  return nx_f32_is_nan(x) ? 0u : nx_f32_bits(nx_f32_abs(x));
-}
 
 /*
 ** nx_fp8_block64_quantize of the block whose elements 2 lane and 2 lane + 1
@@ -161,7 +135,7 @@ static __device__ __forceinline__ nx_u32 csa128_amax_bits(float x) {
 ** sets the two codes.
 */
 static __device__ __forceinline__ nx_u8 csa128_fp8_block(float x0, float x1, nx_u8 *c0, nx_u8 *c1) {
-  const nx_u32 b0 = csa128_amax_bits(x0), b1 = csa128_amax_bits(x1);
+  const nx_u32 b0 = csa_amax_bits(x0), b1 = csa_amax_bits(x1);
   float amax = nx_f32_from_bits(__reduce_max_sync(CSA128_LANES, b0 > b1 ? b0 : b1));
   const nx_u8 e = nx_fp8_block_scale(&amax, 1);
   const float scale = nx_ue8m0_decode(e);
@@ -258,7 +232,7 @@ static __device__ void csa128_finish(float *record, const float *norm, const flo
     }
     return;
   }
-  csa128_rope_rotate(&x0, &x1, angle[lane]);
+  csa_rope_rotate(&x0, &x1, angle[lane]);
   if (!cache_fp8) {
     view[d] = nx_f32_bits(x0);
     view[d + 1] = nx_f32_bits(x1);
@@ -322,7 +296,7 @@ extern "C" __global__ void __cluster_dims__(CSA128_COMPRESS_CLUSTER, 1, 1)
         const float v = csa128_pool(row, d, g, mine ? slot : -1, tok_kv, tok_score);
         if (g == CSA128_POOL_GROUPS - 1) ((float *)__cluster_map_shared_rank(pooled[e % 2], 0))[d] = v;
       } else if (rank == 0) {
-        angle[e % 2][lane] = csa128_rope_angle(freq, pos - (CSA128_RATIO_K - 1));
+        angle[e % 2][lane] = csa_rope_angle(freq, pos - (CSA128_RATIO_K - 1));
       }
       if (e == 0 && rank == 0 && tid < CSA128_DIM_K) norm_s[tid] = norm_w; /* here: no wait for it before the pool */
       __cluster_barrier_arrive();

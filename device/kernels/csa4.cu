@@ -188,32 +188,6 @@ static __device__ __forceinline__ void csa4_cell_store(float *row, int width, in
   ((nx_u32 *)row)[(2 * slot + 1) * width + x] = nx_f32_bits(c.score);
 }
 
-/*
-** nx_csa_rope_pair's angle (sin, cos), split from its rotation so that it
-** is computed while the record pools; freq is nx_csa_rope_freq(pair).
-*/
-static __device__ __forceinline__ float2 csa4_rope_angle(float freq, long long pos) {
-  float2 a;
-  nx_sincosf((float)pos * freq, &a.x, &a.y);
-  return a;
-}
-
-/* nx_csa_rope_pair's rotation of (re, im) by the angle a = (sin, cos). */
-static __device__ __forceinline__ void csa4_rope_rotate(float *re, float *im, float2 a) {
-  const float r = *re, i = *im;
-  *re = nx_bf16_round(r * a.y - i * a.x);
-  *im = nx_bf16_round(r * a.x + i * a.y);
-}
-
-/*
-** x's term of nx_block_amax: |x| as bits, 0 for a NaN.  On these
-** non-negative non-NaN values nx_maxf is the integer max of the bits (and
-** the fold starts from +0), so a block's amax is an order-free integer
-** reduction, bit-identical for every input.
-*/
-static __device__ __forceinline__ nx_u32 csa4_amax_bits(float x) {
-  return nx_f32_is_nan(x) ? 0u : nx_f32_bits(nx_f32_abs(x));
-}
 
 static __device__ __forceinline__ nx_u32 csa4_max_u32(nx_u32 a, nx_u32 b) { return a > b ? a : b; }
 
@@ -225,7 +199,7 @@ static __device__ __forceinline__ nx_u32 csa4_max_u32(nx_u32 a, nx_u32 b) { retu
 */
 static __device__ __forceinline__ void csa4_fp8_block_write(float x0, float x1, nx_u8 *blk) {
   const int lane = threadIdx.x % 32;
-  const nx_u32 bits = csa4_max_u32(csa4_amax_bits(x0), csa4_amax_bits(x1));
+  const nx_u32 bits = csa4_max_u32(csa_amax_bits(x0), csa_amax_bits(x1));
   float amax = nx_f32_from_bits(__reduce_max_sync(CSA4_LANES, bits));
   const nx_u8 e = nx_fp8_block_scale(&amax, 1);
   const float scale = nx_ue8m0_decode(e);
@@ -252,8 +226,8 @@ static __device__ __forceinline__ void csa4_index_transform(float x[4], const fl
   nx_u8 e;
   int i, span;
   if (lane >= 16) { /* pairs 2 (lane - 16) and 2 (lane - 16) + 1 of the tail */
-    csa4_rope_rotate(&x[0], &x[1], angle[2 * lane - 32]);
-    csa4_rope_rotate(&x[2], &x[3], angle[2 * lane - 31]);
+    csa_rope_rotate(&x[0], &x[1], angle[2 * lane - 32]);
+    csa_rope_rotate(&x[2], &x[3], angle[2 * lane - 31]);
   }
   for (span = 1; span < 4; span *= 2)
     for (i = 0; i < 4; i++)
@@ -268,8 +242,8 @@ static __device__ __forceinline__ void csa4_index_transform(float x[4], const fl
       x[i] = (lane & span) ? other - x[i] : x[i] + other;
     }
   for (i = 0; i < 4; i++) x[i] = nx_bf16_round(x[i] * scale);
-  bits = csa4_max_u32(csa4_max_u32(csa4_amax_bits(x[0]), csa4_amax_bits(x[1])),
-                      csa4_max_u32(csa4_amax_bits(x[2]), csa4_amax_bits(x[3])));
+  bits = csa4_max_u32(csa4_max_u32(csa_amax_bits(x[0]), csa_amax_bits(x[1])),
+                      csa4_max_u32(csa_amax_bits(x[2]), csa_amax_bits(x[3])));
   for (span = 1; span < 8; span *= 2) bits = csa4_max_u32(bits, __shfl_xor_sync(CSA4_LANES, bits, span));
   amax = nx_f32_from_bits(bits);
   e = nx_fp4_block_scale(&amax, 1); /* as in csa4_fp8_block_write */
@@ -361,7 +335,7 @@ static __device__ void csa4_main_finish(float *pool, const float *norm, const fl
     csa4_fp8_block_write(x0, x1, dst + NX_FP8_BLOCK_BYTES * warp);
     return;
   }
-  csa4_rope_rotate(&x0, &x1, angle[lane]);
+  csa_rope_rotate(&x0, &x1, angle[lane]);
   pool[d] = x0, pool[d + 1] = x1;
   __syncwarp();
   nx_csa_fp8_record_tail(pool, dst, lane);
@@ -454,7 +428,7 @@ static __device__ __forceinline__ void csa4_compress(const csa4_shape &p, const 
         if (j == 0) ((float *)__cluster_map_shared_rank(pool[e % 2], 0))[d] = v;
         lo = hi, hi = empty;
       } else if (rank == 0) {
-        angle[e % 2][lane] = csa4_rope_angle(freq, pos - 3);
+        angle[e % 2][lane] = csa_rope_angle(freq, pos - 3);
       }
       if (e == 0 && rank == 0 && tid < DIM) norm[tid] = norm_w; /* here: no wait for it before the pool */
       __cluster_barrier_arrive();
@@ -523,7 +497,7 @@ extern "C" __global__ void __launch_bounds__(CSA4_QUERY_THREADS)
     float src[4], q[4]; /* lane l: dims 4l .. 4l + 3 */
     for (d = 0; d < 4; d++) src[d] = index_query[row * CSA4_INDEX_DIM_K + 4 * lane + d];
     if (row == blockIdx.x && !csa4_cursor(&c, total_ptr, &p)) return; /* src is in bounds whatever the cursor */
-    if (warp == 1) angle[lane] = csa4_rope_angle(freq, c.start + (row / p.index_heads) % p.seq);
+    if (warp == 1) angle[lane] = csa_rope_angle(freq, c.start + (row / p.index_heads) % p.seq);
     if (warp == 0)
       for (d = 0; d < 4; d++) q[d] = nx_bf16_round(src[d]);
     __syncthreads();

@@ -86,6 +86,34 @@ static __device__ __forceinline__ void csa_copy_cache_rows(const nx_u8 *past, nx
   }
 }
 
+/*
+** nx_csa_rope_pair's angle (sin, cos) with freq = nx_csa_rope_freq(pair),
+** split from its rotation so that the compressors compute it while the
+** record pools (csa4.cu, csa128.cu).
+*/
+static __device__ __forceinline__ float2 csa_rope_angle(float freq, long long pos) {
+  float2 a;
+  nx_sincosf((float)pos * freq, &a.x, &a.y);
+  return a;
+}
+
+/* nx_csa_rope_pair's rotation of (re, im) by the angle a = (sin, cos). */
+static __device__ __forceinline__ void csa_rope_rotate(float *re, float *im, float2 a) {
+  const float r = *re, i = *im;
+  *re = nx_bf16_round(r * a.y - i * a.x);
+  *im = nx_bf16_round(r * a.x + i * a.y);
+}
+
+/*
+** x's term of nx_block_amax: |x| as bits, 0 for a NaN.  On these
+** non-negative non-NaN values nx_maxf is the integer max of the bits (and
+** the fold starts from +0), so a block's amax is an order-free integer
+** reduction, bit-identical for every input.
+*/
+static __device__ __forceinline__ nx_u32 csa_amax_bits(float x) {
+  return nx_f32_is_nan(x) ? 0u : nx_f32_bits(nx_f32_abs(x));
+}
+
 /* The bias at (b, h, s, candidate) of [bd0, bd1, bd2, bd3]; an axis of 1 broadcasts. */
 static __device__ __forceinline__ float csa_bias_at(const float *bias, const long long *bd,
                                                     long long b, long long h, long long s,
