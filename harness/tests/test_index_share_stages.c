@@ -31,6 +31,7 @@
 #include "harness/device_io.h"
 #include "harness/diff.h"
 
+#include "harness/tests/kernel_plants.h"
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -238,25 +239,23 @@ static void expect_localised(const char *plant, const char *spec, const char *st
   device_runtime_destroy(env.rt);
 }
 
-/* The growing present copies the current rows' channels in reverse. */
-#define PLANT_PRESENT "index_share.cu:(within - from_past), storage)=>(row - 1 - within), storage)"
 
 Test(index_share_stages, localise_present_bug_three_outputs) {
-  expect_localised(PLANT_PRESENT, spec_grow3, "PresentKey");
+  expect_localised(PLANT_IS_PRESENT, spec_grow3, "PresentKey");
 }
 
 Test(index_share_stages, localise_present_bug_one_output) { /* the present is pooled scratch there */
-  expect_localised(PLANT_PRESENT, spec_grow1, "PresentKey");
+  expect_localised(PLANT_IS_PRESENT, spec_grow1, "PresentKey");
 }
 
 Test(index_share_stages, localise_score_bug) { /* q.k subtracted: Scores, then everything after */
-  expect_localised("index_share.cu:acc = acc + (is_load(query=>acc = acc - (is_load(query", spec_grow3, "Scores");
+  expect_localised(PLANT_IS_SCORE, spec_grow3, "Scores");
 }
 
 Test(index_share_stages, localise_normalisation_bug) { /* 0.5 / sum: Scores agree, Probabilities do not */
-  expect_localised("index_share.cu:inv_sum = 1.0f / sum=>inv_sum = 0.5f / sum", spec_cap, "Probabilities");
+  expect_localised(PLANT_IS_NORMALISATION, spec_cap, "Probabilities");
 }
 
 Test(index_share_stages, localise_value_sum_bug) { /* p.v subtracted: only Y */
-  expect_localised("index_share.cu:acc = acc + srow_p[s]=>acc = acc - srow_p[s]", spec_grow1, "Y");
+  expect_localised(PLANT_IS_VALUE_SUM, spec_grow1, "Y");
 }

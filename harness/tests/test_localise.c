@@ -16,6 +16,7 @@
 #include "device/tests/gpu_test_support.h"
 #include "harness/case_runner.h"
 
+#include "harness/tests/kernel_plants.h"
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,30 +61,29 @@ static void expect_localised(const char *plant, const char *spec, const char *st
 }
 
 Test(localise, csa4_scoring_bug) {
-  expect_localised("csa4.cu:nx_maxf(acc[j], 0.0f)=>nx_maxf(acc[j], 0.015625f)", csa4_spec, "IndexScoring", 0);
+  expect_localised(PLANT_CSA4_SCORING, csa4_spec, "IndexScoring", 0);
 }
 
 Test(localise, csa4_late_scoring_bug_is_named_in_the_capture_lane_too) {
-  expect_localised("csa4.cu:r < limit ? score : csa_neg_inf()=>r < limit ? (r == 9 ? score + 1.0f : score) : "
-                   "csa_neg_inf()", csa4_late_spec, "IndexScoring", 1);
+  expect_localised(PLANT_CSA4_LATE_SCORING, csa4_late_spec, "IndexScoring", 1);
 }
 
 Test(localise, csa4_query_bug_is_not_blamed_downstream) {
-  expect_localised("csa4.cu:q[d] = nx_bf16_round(src[d]);=>q[d] = nx_bf16_round(src[d] * 1.5f);", csa4_spec,
+  expect_localised(PLANT_CSA4_QUERY, csa4_spec,
                    "IndexQueryFinalize", 0);
 }
 
 Test(localise, csa4_candidate_scoring_bug) {
-  expect_localised("csa_attention_tiles.h:score = acc * rh.scale;=>score = acc * rh.scale * 1.25f;", csa4_spec,
+  expect_localised(PLANT_CSA_CANDIDATE_SCORE, csa4_spec,
                    "CandidateAssembly", 0);
 }
 
 Test(localise, csa128_compressor_bug) {
-  expect_localised("csa128.cu:nx_csa_square_sum(record, CSA128_DIM_K)=>nx_csa_square_sum(record, CSA128_DIM_K - 1)",
+  expect_localised(PLANT_CSA128_COMPRESSOR,
                    csa128_spec, "CompressionUpdate", 0);
 }
 
 Test(localise, csa128_attention_bug) {
-  expect_localised("csa_attention_tiles.h:score = acc * rh.scale;=>score = acc * rh.scale * 1.25f;", csa128_spec,
+  expect_localised(PLANT_CSA_CANDIDATE_SCORE, csa128_spec,
                    "SparseSinkSoftmaxAttention", 0);
 }

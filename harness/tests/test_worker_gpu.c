@@ -17,6 +17,7 @@
 #include "device/device.h"
 #include "harness/tests/bitgate_process.h"
 
+#include "harness/tests/kernel_plants.h"
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,7 +37,6 @@ static const char suite_text[] =
     "family=is.valid op=IndexShare dtype=f32 idx=i32 b=3 n=1 nkv=none sq=1 sc=1 sp=0 h=4 ih=1 k=32 out=1 "
     "present=grow vlen=none bias=none scale=0x1.3cc36p-1 seed=2119080471 steps=4\n";
 
-#define STORE "dst[d] = nx_csa_fp4_record_value(packed, d);"
 
 static void skip_without_gpu(void) {
   device_info info;
@@ -74,10 +74,9 @@ static void expect_lost(const char *plant, const char *status, const char *why) 
 }
 
 Test(worker_gpu, kernel_fault_is_a_crash_row_and_the_suite_goes_on) {
-  expect_lost("csa4.cu:" STORE "=>dst[d + (1LL << 40)] = nx_csa_fp4_record_value(packed, d);", "(crash)",
-              "kernel fault, device context lost");
+  expect_lost(PLANT_CSA4_FAULT, "(crash)", "kernel fault, device context lost");
 }
 
 Test(worker_gpu, hung_kernel_is_a_timeout_row_and_the_suite_goes_on) {
-  expect_lost("csa4.cu:" STORE "=>for (;;) " STORE, "(timeout)", "no answer within --timeout 120 s");
+  expect_lost(PLANT_CSA4_HANG, "(timeout)", "no answer within --timeout 120 s");
 }
