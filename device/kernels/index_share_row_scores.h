@@ -1,0 +1,279 @@
+/*
+** index_share_row_scores.h: the scores, max, exps and probabilities of a tile of
+** IndexShare attention rows (index_share_rows.h says how the work is split).
+** CUDA C++, included by index_share.cu only (after index_share_abi.h,
+** numerics.h, index_share_access.h and index_share_rows.h).
+*/
+#ifndef INDEX_SHARE_ROW_SCORES_H
+#define INDEX_SHARE_ROW_SCORES_H
+
+/* ---- scores ---- */
+
+/*
+** A warp's next slice into registers: lanes 8j .. 8j + 7 load one row's 128
+** bytes (row 4i + j in load i), so each load is four whole lines.  pass is
+** the slab at the slice's first dim; row_bytes the present's row pitch.
+*/
+static __device__ __forceinline__ void is_kfetch(uint4 (&r)[8], const unsigned char *pass, int key,
+                                                 int row_bytes, int nbytes, int lane) {
+  const int u = lane & 7;
+#pragma unroll
+  for (int i = 0; i < 8; i++) {
+    const int k = __shfl_sync(IS_FULL_MASK, key, 4 * i + (lane >> 3));
+    if (u * 16 < nbytes) r[i] = __ldg((const uint4 *)(pass + (long long)k * row_bytes) + u);
+  }
+}
+
+static __device__ __forceinline__ void is_kstore(uint4 *kbuf, const uint4 (&r)[8], int nbytes,
+                                                 int lane) {
+  const int u = lane & 7;
+#pragma unroll
+  for (int i = 0; i < 8; i++)
+    if (u * 16 < nbytes) kbuf[(4 * i + (lane >> 3)) * IS_KROW_UNITS + u] = r[i];
+}
+
+/* Rows that are not 16-byte aligned: element by element, same layout. */
+template <int EB>
+static __device__ void is_kcopy(uint4 *kbuf, const unsigned char *pass, int key, int row_bytes,
+                                int nd, int lane) {
+  for (int rr = 0; rr < 32; rr++) {
+    const int k = __shfl_sync(IS_FULL_MASK, key, rr);
+    unsigned char *dst = (unsigned char *)(kbuf + rr * IS_KROW_UNITS);
+    const unsigned char *src = pass + (long long)k * row_bytes;
+    for (int e = lane; e < nd; e += 32) is_copy_elem<EB>(dst + e * EB, src + e * EB);
+  }
+}
+
+/*
+** nd dims of one staged key slice into the lane's HT chains, d ascending:
+** acc[h] = acc[h] + qs[d][h] * (k[d] * sqrt_scale).  qs starts at the slice.
+*/
+template <int EB, int HT>
+static __device__ __forceinline__ void is_score_slice(const uint4 *krow, const float *qs, int nd,
+                                                      float ss, bool f16, float (&acc)[HT]) {
+  constexpr int EPU = is_elem<EB>::per_unit;
+  constexpr int QD = is_qbatch<HT>::dims, QV = is_qbatch<HT>::vecs;
+  const float4 *q4 = (const float4 *)qs;
+  const int units = nd / EPU;
+  int dl;
+#pragma unroll(HT > 1 ? 1 : 2)
+  for (int u = 0; u < units; u++) {
+    float k[EPU];
+    is_widen_unit<EB>(krow[u], k, f16);
+#pragma unroll
+    for (int e0 = 0; e0 < EPU; e0 += QD) {
+      float q[4 * QV];
+#pragma unroll
+      for (int i = 0; i < QV; i++) {
+        const float4 v = q4[(u * EPU + e0) * HT / 4 + i];
+        q[4 * i] = v.x, q[4 * i + 1] = v.y, q[4 * i + 2] = v.z, q[4 * i + 3] = v.w;
+      }
+#pragma unroll
+      for (int e = 0; e < QD; e++) {
+        const float ks = k[e0 + e] * ss;
+#pragma unroll
+        for (int h = 0; h < HT; h++) acc[h] = acc[h] + q[e * HT + h] * ks;
+      }
+    }
+  }
+  for (dl = units * EPU; dl < nd; dl++) {
+    const float ks = is_widen_at<EB>((const unsigned char *)krow + dl * EB, f16) * ss;
+#pragma unroll
+    for (int h = 0; h < HT; h++) acc[h] = acc[h] + qs[dl * HT + h] * ks;
+  }
+}
+
+/*
+** Every selection's score for the tile's heads into the scores row (and the
+** trace), and each lane's running max per head into mloc.  Columns, keys and
+** row pitches are int: a row of 2^31 columns would need 8 GiB of scratch.
+*/
+template <int EB, int HT>
+static __device__ __forceinline__ void is_row_scores(const is_row_args &a, const is_row_tile &t,
+                                                     bool vec, float (&mloc)[HT]) {
+  constexpr int DCW = IS_KCHUNK_BYTES / EB, QDIMS = IS_QS_FLOATS / HT;
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int valid = (int)t.valid, ngroups = (valid + 31) / 32;
+  const int my_groups = warp < ngroups ? (ngroups - 1 - warp) / IS_ROW_WARPS + 1 : 0;
+  const int row_bytes = (int)(a.head_size * EB);
+  const unsigned char *kslab = (const unsigned char *)a.present_key + t.kv_base * row_bytes;
+  const bool f16 = a.storage == IS_STORAGE_F16;
+  const void *query = a.query;
+  uint4 *kbuf = is_sh.u.score.k[warp];
+  float *qs = (float *)is_sh.u.score.q;
+  long long d0;
+
+#pragma unroll
+  for (int h = 0; h < HT; h++) mloc[h] = nx_f32_from_bits(IS_NEG_INF_BITS);
+  for (d0 = 0; d0 < a.head_size; d0 += QDIMS) {
+    const int dq = (int)is_min_ll(QDIMS, a.head_size - d0), nchunk = (dq + DCW - 1) / DCW;
+    const int nit = my_groups * nchunk;
+    const bool last = d0 + dq == a.head_size;
+    const unsigned char *kpass = kslab + d0 * EB;
+    int key_cur, key_next, it, c, g;
+    uint4 r[8];
+    float acc[HT];
+
+    __syncthreads(); /* the previous pass is done with qs */
+    for (int i = tid; i < dq * HT; i += IS_ROW_THREADS) {
+      const int h = i % HT;
+      const long long at = (t.row0 + h * a.q_seq) * a.head_size + d0 + i / HT;
+      float acc = 0.0f; /* 0 + q * s is q * s, but -0 turns +0: no score can tell, since
+                           a chain from +0 never holds -0 */
+      if (h < t.nh) acc = acc + (is_load(query, at, a.storage) * a.sqrt_scale); /* IS_PLANT_SCORE */
+      qs[i] = acc;
+    }
+    __syncthreads();
+    if (nit == 0) continue;
+    key_cur = is_lane_key(a, t, warp * 32 + lane);
+    key_next = is_lane_key(a, t, (warp + IS_ROW_WARPS) * 32 + lane);
+    if (vec) is_kfetch(r, kpass, key_cur, row_bytes, (DCW < dq ? DCW : dq) * EB, lane);
+    for (it = 0, c = 0, g = warp; it < nit; it++) {
+      const int s = g * 32 + lane, nd = DCW < dq - c * DCW ? DCW : dq - c * DCW;
+      if (c == 0) {
+#pragma unroll
+        for (int h = 0; h < HT; h++)
+          acc[h] = d0 > 0 && h < t.nh && s < valid
+                       ? a.scores[(t.row0 + h * a.q_seq) * a.width + s] /* the chain so far */
+                       : 0.0f;
+      }
+      if (vec)
+        is_kstore(kbuf, r, nd * EB, lane);
+      else
+        is_kcopy<EB>(kbuf, kpass + c * IS_KCHUNK_BYTES, key_cur, row_bytes, nd, lane);
+      __syncwarp();
+      if (vec && it + 1 < nit) { /* the next slice flies while this one is summed */
+        const int c2 = c + 1 == nchunk ? 0 : c + 1;
+        const int nd2 = DCW < dq - c2 * DCW ? DCW : dq - c2 * DCW;
+        is_kfetch(r, kpass + c2 * IS_KCHUNK_BYTES, c2 == 0 ? key_next : key_cur, row_bytes,
+                  nd2 * EB, lane);
+      }
+      is_score_slice<EB, HT>(kbuf + lane * IS_KROW_UNITS, qs + c * DCW * HT, nd, a.sqrt_scale, f16,
+                             acc);
+      __syncwarp();
+      if (++c < nchunk) continue;
+      if (s < valid) {
+#pragma unroll
+        for (int h = 0; h < HT; h++) {
+          const long long at = (t.row0 + h * a.q_seq) * a.width + s;
+          float score = acc[h];
+          if (h >= t.nh) continue;
+          if (last) {
+            if (a.has_bias)
+              score = score + is_bias_at(a.bias, a.storage, a.bd0, a.bd1, a.bd2, a.bd3, t.b,
+                                         t.h0 + h, t.qi, key_cur);
+            if (a.score_trace) a.score_trace[at] = score;
+            mloc[h] = nx_maxf(mloc[h], score);
+          }
+          a.scores[at] = score;
+        }
+      }
+      c = 0;
+      g += IS_ROW_WARPS;
+      key_cur = key_next;
+      key_next = is_lane_key(a, t, (g + IS_ROW_WARPS) * 32 + lane);
+    }
+  }
+}
+
+/* The block's max per head (order-free); masked[h] when it is -inf. */
+template <int HT>
+static __device__ __forceinline__ void is_row_max(const is_row_tile &t, float (&mloc)[HT]) {
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+#pragma unroll
+  for (int h = 0; h < HT; h++) {
+    float m = mloc[h];
+    for (int off = 16; off > 0; off >>= 1) m = nx_maxf(m, __shfl_xor_sync(IS_FULL_MASK, m, off));
+    if (lane == 0) is_sh.wmax[warp][h] = m;
+  }
+  __syncthreads();
+  if (tid < t.nh) {
+    float m = nx_f32_from_bits(IS_NEG_INF_BITS);
+    for (int w = 0; w < IS_ROW_WARPS; w++) m = nx_maxf(m, is_sh.wmax[w][tid]);
+    is_sh.m[tid] = m;
+    is_sh.masked[tid] = nx_f32_bits(m) == IS_NEG_INF_BITS;
+    is_sh.inv[tid] = 0.0f;
+  }
+  __syncthreads();
+}
+
+/* ---- exps, their sums, probabilities ---- */
+
+static __device__ __forceinline__ float is_add4(float sum, float4 v) {
+  sum = sum + v.x;
+  sum = sum + v.y;
+  sum = sum + v.z;
+  return sum + v.w;
+}
+
+/*
+** sum + e[0] + e[1] + ... + e[n - 1], left to right; e is 16-byte aligned.
+** The loads run four float4s ahead of the adds, which are the critical path.
+*/
+static __device__ __forceinline__ float is_serial_sum(const float *e, int n, float sum) {
+  const float4 *e4 = (const float4 *)e;
+  const int nq = n >> 2;
+  int q = 0, s;
+  if (nq >= 4) {
+    float4 x0 = e4[0], x1 = e4[1], x2 = e4[2], x3 = e4[3];
+    for (q = 4; q + 4 <= nq; q += 4) {
+      const float4 y0 = e4[q], y1 = e4[q + 1], y2 = e4[q + 2], y3 = e4[q + 3];
+      sum = is_add4(is_add4(is_add4(is_add4(sum, x0), x1), x2), x3);
+      x0 = y0, x1 = y1, x2 = y2, x3 = y3;
+    }
+    sum = is_add4(is_add4(is_add4(is_add4(sum, x0), x1), x2), x3);
+  }
+  for (; q < nq; q++) sum = is_add4(sum, e4[q]);
+  for (s = nq * 4; s < n; s++) sum = sum + e[s];
+  return sum;
+}
+
+/*
+** e_s = exp(score_s - m) into the scores row, a pass of E columns at a time;
+** lane h of warp 0 adds head h's exps of each pass in column order, so its
+** sum runs over every column ascending; then inv[h] = 1 / sum.  E (columns
+** a pass, and the buffer's row stride) is 4 mod 8 floats, so that the lanes'
+** float4 reads hit distinct banks.  Not inlined: one copy of nx_expf.
+*/
+static __device__ __noinline__ void is_row_exps(const is_row_args &a, const is_row_tile &t, int E) {
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const bool chain = warp == 0 && lane < t.nh && !is_sh.masked[lane];
+  float *eb = (float *)is_sh.u.e;
+  float sum = 0.0f;
+  long long c0;
+  for (c0 = 0; c0 < t.valid; c0 += E) {
+    const int kn = (int)is_min_ll(E, t.valid - c0);
+    for (int h = 0; h < t.nh; h++) {
+      float *srow = a.scores + (t.row0 + h * a.q_seq) * a.width + c0;
+      const float m = is_sh.m[h];
+      if (is_sh.masked[h]) continue;
+      for (int s = tid; s < kn; s += IS_ROW_THREADS) {
+        const float e = nx_expf(srow[s] - m);
+        eb[h * E + s] = e;
+        srow[s] = e;
+      }
+    }
+    __syncthreads();
+    if (chain) sum = is_serial_sum(eb + lane * E, kn, sum);
+    __syncthreads(); /* before the next pass overwrites eb */
+  }
+  if (chain) {
+    const float inv_sum = 1.0f / sum; /* IS_PLANT_NORM */
+    is_sh.inv[lane] = inv_sum;
+  }
+  __syncthreads();
+}
+
+/* p_s = e_s * inv into the scores row; +0 for a masked head (no exps there). */
+static __device__ __forceinline__ void is_row_probs(const is_row_args &a, const is_row_tile &t) {
+  for (int h = 0; h < t.nh; h++) {
+    float *srow = a.scores + (t.row0 + h * a.q_seq) * a.width;
+    const float inv = is_sh.inv[h];
+    const int masked = is_sh.masked[h];
+    for (long long s = threadIdx.x; s < t.valid; s += IS_ROW_THREADS)
+      srow[s] = masked ? 0.0f : srow[s] * inv;
+  }
+  __syncthreads(); /* the value stages copy these */
+}
+
+#endif /* INDEX_SHARE_ROW_SCORES_H */

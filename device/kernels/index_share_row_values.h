@@ -1,0 +1,157 @@
+/*
+** index_share_row_values.h: the P.V phase of a tile of IndexShare attention rows
+** (index_share_rows.h says how the work is split).
+** CUDA C++, included by index_share.cu only (after index_share_abi.h,
+** numerics.h, index_share_access.h and index_share_rows.h).
+*/
+#ifndef INDEX_SHARE_ROW_VALUES_H
+#define INDEX_SHARE_ROW_VALUES_H
+
+/* ---- values ---- */
+
+/*
+** One pass over dims [d0, d0 + dn): stages of `keys` keys, each a row slice
+** of row_bytes from the present (pitch bytes a row, pass at dim d0).  A
+** thread's 16-byte pieces j (at most two: IS_VSTAGE_BYTES / 16 / threads)
+** are (key piece_s[j], unit piece_u[j]) of every stage, its probability
+** (head prob_h, key prob_s).
+*/
+struct is_vplan {
+  const unsigned char *pass;
+  int dn, row_bytes, pitch, keys, units, stages;
+  int piece_s[2], piece_u[2], prob_h, prob_s;
+};
+
+/* Keys of this thread's pieces of stage i: loaded a stage before they are used. */
+static __device__ __forceinline__ void is_vkeys(const is_row_args &a, const is_row_tile &t,
+                                                const is_vplan &p, int i, int (&vkey)[2]) {
+#pragma unroll
+  for (int j = 0; j < 2; j++)
+    vkey[j] = p.piece_s[j] < p.keys ? is_lane_key(a, t, i * p.keys + p.piece_s[j]) : 0;
+}
+
+/* Stage i into ring slot i % IS_VSTAGES: value row slices, then probabilities [key][head]. */
+template <int EB, int HT>
+static __device__ __forceinline__ void is_vissue(const is_row_args &a, const is_row_tile &t,
+                                                 const is_vplan &p, bool vec, int i,
+                                                 const int (&vkey)[2]) {
+  const int slot = i % IS_VSTAGES, k0 = i * p.keys;
+  const int kn = (int)is_min_ll(p.keys, t.valid - k0);
+  unsigned char *vd = (unsigned char *)is_sh.u.value.v[slot];
+  float *pd = (float *)is_sh.u.value.p[slot];
+  if (vec) {
+#pragma unroll
+    for (int j = 0; j < 2; j++)
+      if (p.piece_s[j] < kn)
+        is_cp16(vd + p.piece_s[j] * p.row_bytes + p.piece_u[j] * 16,
+                p.pass + (long long)vkey[j] * p.pitch + p.piece_u[j] * 16);
+  } else {
+    for (int idx = threadIdx.x; idx < kn * p.dn; idx += IS_ROW_THREADS) {
+      const int s = idx / p.dn, dl = idx - s * p.dn;
+      is_copy_elem<EB>(vd + s * p.row_bytes + dl * EB,
+                       p.pass + (long long)is_lane_key(a, t, k0 + s) * p.pitch + dl * EB);
+    }
+  }
+  if (p.prob_h < t.nh && p.prob_s < kn)
+    is_cp4(pd + p.prob_s * HT + p.prob_h,
+           a.scores + (t.row0 + p.prob_h * a.q_seq) * a.width + k0 + p.prob_s);
+}
+
+/* One step of a y chain: acc + p * v, p = srow_p[s].  IS_PLANT_VALUE */
+static __device__ __forceinline__ float is_value_step(float acc, const float *srow_p, int s, float v) {
+  acc = acc + srow_p[s] * v;
+  return acc;
+}
+
+/* The stage's keys, in order, into this thread's chains acc[h] (dim d0 + tid). */
+template <int EB, int HT>
+static __device__ __forceinline__ void is_vconsume(int slot, int kn, int row_bytes, bool f16,
+                                                   float (&acc)[HT]) {
+  const unsigned char *vb = (const unsigned char *)is_sh.u.value.v[slot] + threadIdx.x * EB;
+  const float *pb = (const float *)is_sh.u.value.p[slot];
+  int s = 0;
+  for (; s + 4 <= kn; s += 4) {
+    float v[4], p[4 * HT];
+#pragma unroll
+    for (int i = 0; i < 4; i++) v[i] = is_widen_at<EB>(vb + (s + i) * row_bytes, f16);
+#pragma unroll
+    for (int i = 0; i < HT; i++) {
+      const float4 x = ((const float4 *)(pb + s * HT))[i];
+      p[4 * i] = x.x, p[4 * i + 1] = x.y, p[4 * i + 2] = x.z, p[4 * i + 3] = x.w;
+    }
+#pragma unroll
+    for (int i = 0; i < 4; i++)
+#pragma unroll
+      for (int h = 0; h < HT; h++) acc[h] = is_value_step(acc[h], p, i * HT + h, v[i]);
+  }
+  for (; s < kn; s++) {
+    const float v = is_widen_at<EB>(vb + s * row_bytes, f16);
+#pragma unroll
+    for (int h = 0; h < HT; h++) acc[h] = is_value_step(acc[h], pb, s * HT + h, v);
+  }
+}
+
+/*
+** y[h][d] = sum over s ascending of p_s * v_s[d]; a masked head's y is +0.
+** The ring: stage c is consumed after a barrier that also tells that every
+** thread is done with stage c - 1, whose slot the copies issued next (stage
+** c + IS_VSTAGES - 1) overwrite.
+*/
+template <int EB, int HT>
+static __device__ __forceinline__ void is_row_values(const is_row_args &a, const is_row_tile &t,
+                                                     bool vec) {
+  const int tid = threadIdx.x, valid = (int)t.valid;
+  const bool f16 = a.storage == IS_STORAGE_F16;
+  is_vplan p;
+  long long d0;
+  p.pitch = (int)(a.head_size * EB);
+  for (d0 = 0; d0 < a.head_size; d0 += IS_ROW_THREADS) {
+    float acc[HT];
+    int vkey[2], i;
+    p.pass = (const unsigned char *)a.present_value + t.kv_base * p.pitch + d0 * EB;
+    p.dn = (int)is_min_ll(IS_ROW_THREADS, a.head_size - d0);
+    p.row_bytes = p.dn * EB;
+    p.keys = IS_VSTAGE_BYTES / p.row_bytes < IS_VKEYS ? IS_VSTAGE_BYTES / p.row_bytes : IS_VKEYS;
+    p.units = p.row_bytes / 16;
+    p.stages = (valid + p.keys - 1) / p.keys;
+#pragma unroll
+    for (int j = 0; j < 2; j++) {
+      const int idx = tid + IS_ROW_THREADS * j;
+      p.piece_s[j] = p.units ? idx / p.units : p.keys; /* keys: no piece */
+      p.piece_u[j] = p.units ? idx - p.piece_s[j] * p.units : 0;
+    }
+    /* keys <= IS_VKEYS and IS_ROW_HEADS * IS_VKEYS <= threads: one probability each */
+    p.prob_s = tid % IS_VKEYS;
+    p.prob_h = p.prob_s < p.keys ? tid / IS_VKEYS : IS_ROW_HEADS;
+#pragma unroll
+    for (int h = 0; h < HT; h++) acc[h] = 0.0f;
+    if (vec) is_vkeys(a, t, p, 0, vkey);
+    /* step i issues stage i and consumes stage c = i - (IS_VSTAGES - 1) */
+    for (i = 0; i < p.stages + IS_VSTAGES - 1; i++) {
+      const int c = i - (IS_VSTAGES - 1);
+      if (c >= 0) {
+        is_cp_wait<IS_VSTAGES - 2>(); /* this thread's copies of stage c have landed */
+        __syncthreads();              /* and everyone's */
+      }
+      if (i < p.stages) {
+        is_vissue<EB, HT>(a, t, p, vec, i, vkey);
+        if (vec) is_vkeys(a, t, p, i + 1, vkey);
+      }
+      is_cp_commit(); /* empty groups too: the wait counts groups */
+      if (c >= 0 && tid < p.dn)
+        is_vconsume<EB, HT>(c % IS_VSTAGES, valid - c * p.keys < p.keys ? valid - c * p.keys : p.keys,
+                            p.row_bytes, f16, acc);
+    }
+    is_cp_wait<0>();
+    __syncthreads(); /* the ring is free for the next pass or tile */
+    if (tid < p.dn) {
+#pragma unroll
+      for (int h = 0; h < HT; h++)
+        if (h < t.nh)
+          is_store(a.y, (t.row0 + h * a.q_seq) * a.head_size + d0 + tid,
+                   is_sh.masked[h] ? 0.0f : acc[h], a.storage);
+    }
+  }
+}
+
+#endif /* INDEX_SHARE_ROW_VALUES_H */

@@ -1,0 +1,218 @@
+/*
+** index_share_rows.h: the fast IndexShare attention rows (index_share_rows in
+** index_share.cu): their tiles of heads, shared memory and loads.  The
+** phases are index_share_row_scores.h and index_share_row_values.h.
+** CUDA C++, included by index_share.cu only (after index_share_abi.h,
+** numerics.h and index_share_access.h).
+*/
+#ifndef INDEX_SHARE_ROWS_H
+#define INDEX_SHARE_ROWS_H
+
+/* ---- attention rows ---------------------------------------------------------------------- */
+
+/*
+** A block takes a tile: up to HT heads (IS_ROW_HEADS at most) of one (b, qi)
+** that share a kv head and an index row, so each gathered key and value row
+** is read from memory once for all of them.  The launcher picks HT
+** (tile_heads, 1 or IS_ROW_HEADS; index_share_abi.h says when).  Every
+** floating sum is one thread's chain in the oracle's order (the top
+** comment); the phases only decide which thread owns which chain and how
+** its operands reach it:
+**
+**   scores  warp w owns the key groups g = w, w + 8, ... of 32 keys; lane l
+**           owns key 32g + l and all HT heads' chains for it.  The warp
+**           stages its keys' rows 128 bytes at a time through a private
+**           shared buffer (coalesced loads in, one row per lane out) and
+**           fetches the next slice into registers while it computes this
+**           one, so no block barrier is needed.  q * sqrt_scale is staged
+**           once per tile (IS_QS_FLOATS at a time; a longer head size keeps
+**           the partial chains in the scores row between passes).
+**   max     order-free: per lane, warp shuffles, then across warps.
+**   exps    in parallel into the scores row and a shared buffer; lane h of
+**           warp 0 adds head h's exps in column order from shared memory.
+**   probs   in parallel, e_s * inv, into the scores row (the payload).
+**   values  thread d owns y[h][d] for every head of the tile; the value
+**           rows and the probabilities stream through a ring of IS_VSTAGES
+**           shared stages filled by cp.async, keys in order.
+**
+** The block must have IS_ROW_THREADS threads; any grid works (tile stride).
+**
+** The lines marked IS_PLANT_* (index_share_row_scores.h,
+** index_share_row_values.h) keep the text that harness/tests/
+** kernel_plants.h plants bugs into (BITGATE_PLANT replaces the first match
+** in its file): the score's q term, inv_sum, the y step.
+*/
+
+#define IS_ROW_WARPS (IS_ROW_THREADS / 32)
+#define IS_KCHUNK_BYTES 128 /* a key row's slice per staging step: one cache line */
+#define IS_KROW_UNITS 9     /* 16-byte units a staged slice takes: 8, plus 1 so that the
+                               8 lanes of a 128-bit shared load hit distinct banks */
+#define IS_QS_FLOATS 2048   /* q * sqrt_scale of the tile's heads, [dim][head] */
+#define IS_EBUF_FLOATS 4096 /* exps a summing pass holds, all heads */
+#define IS_VSTAGES 5        /* value ring depth: 4 stages in flight cover L2 latency */
+#define IS_VSTAGE_BYTES 8192
+#define IS_VKEYS 32 /* most keys a value stage holds */
+
+static_assert(IS_ROW_THREADS % 32 == 0 && IS_ROW_HEADS <= 32, "warp 0 sums a head a lane");
+static_assert(IS_ROW_HEADS * IS_VKEYS <= IS_ROW_THREADS, "a probability a thread a stage");
+static_assert(IS_VSTAGE_BYTES / 16 <= 2 * IS_ROW_THREADS, "two 16-byte pieces a thread a stage");
+static_assert(IS_ROW_THREADS * 4 <= IS_VSTAGE_BYTES, "a stage holds a key of a pass");
+static_assert(IS_EBUF_FLOATS / IS_ROW_HEADS % 8 == 0, "exp rows 4 mod 8 floats apart");
+static_assert(IS_QS_FLOATS / IS_ROW_HEADS % 64 == 0, "q passes end on whole key slices");
+
+struct is_row_args {
+  const void *query, *present_key, *present_value, *indices, *bias;
+  float *scores, *score_trace;
+  void *y;
+  long long bd0, bd1, bd2, bd3, batch, q_heads, kv_heads, group, q_seq, cache_seq, head_size;
+  long long index_heads, width;
+  float sqrt_scale;
+  int index_is_i64, has_bias, storage;
+};
+
+/* Head h of a tile is q head h0 + h, output row row0 + h * q_seq. */
+struct is_row_tile {
+  long long b, qi, h0, row0, irow, kv_base, valid;
+  int nh;
+};
+
+/* One block's shared memory; the phases of a tile reuse the union in turn. */
+struct is_row_shared {
+  union {
+    struct {
+      uint4 k[IS_ROW_WARPS][32 * IS_KROW_UNITS];
+      float4 q[IS_QS_FLOATS / 4];
+    } score;
+    float4 e[IS_EBUF_FLOATS / 4];
+    struct {
+      uint4 v[IS_VSTAGES][IS_VSTAGE_BYTES / 16];
+      float4 p[IS_VSTAGES][IS_VKEYS * IS_ROW_HEADS / 4];
+    } value;
+  } u;
+  float wmax[IS_ROW_WARPS][IS_ROW_HEADS];
+  float m[IS_ROW_HEADS], inv[IS_ROW_HEADS];
+  int masked[IS_ROW_HEADS];
+  unsigned long long first_pad;
+};
+
+/* At file scope so that every helper knows it is shared memory. */
+static __shared__ is_row_shared is_sh;
+
+/* Element bytes EB: 4 for f32, 2 for f16 and bf16 (told apart at run time). */
+template <int EB> struct is_elem {
+  static constexpr int per_unit = 16 / EB; /* elements in 16 bytes */
+};
+
+/* q values loaded together: whole float4s of the [dim][head] layout. */
+template <int HT> struct is_qbatch {
+  static constexpr int dims = HT >= 4 ? 1 : 4 / HT;
+  static constexpr int vecs = dims * HT / 4;
+};
+
+/* f16 widening is long and off the benchmarked (bf16) path: one copy, called. */
+static __device__ __noinline__ float is_f16_widen(nx_u32 bits) {
+  return nx_f16_to_f32((nx_u16)bits);
+}
+
+static __device__ __forceinline__ float is_half_widen(nx_u32 bits, bool f16) {
+  return f16 ? is_f16_widen(bits) : nx_bf16_to_f32((nx_u16)bits);
+}
+
+template <int EB> static __device__ __forceinline__ float is_widen_at(const unsigned char *p, bool f16) {
+  if constexpr (EB == 4)
+    return nx_f32_from_bits(*(const nx_u32 *)p);
+  else
+    return is_half_widen(*(const nx_u16 *)p, f16);
+}
+
+/* The elements of 16 bytes in memory order (little-endian halves). */
+template <int EB>
+static __device__ __forceinline__ void is_widen_unit(uint4 r, float (&f)[16 / EB], bool f16) {
+  const nx_u32 w[4] = {r.x, r.y, r.z, r.w};
+  if constexpr (EB == 4) {
+#pragma unroll
+    for (int i = 0; i < 4; i++) f[i] = nx_f32_from_bits(w[i]);
+  } else if (f16) {
+#pragma unroll
+    for (int i = 0; i < 4; i++) f[2 * i] = is_f16_widen(w[i] & 0xffffu), f[2 * i + 1] = is_f16_widen(w[i] >> 16);
+  } else {
+#pragma unroll
+    for (int i = 0; i < 4; i++)
+      f[2 * i] = nx_bf16_to_f32((nx_u16)(w[i] & 0xffffu)), f[2 * i + 1] = nx_bf16_to_f32((nx_u16)(w[i] >> 16));
+  }
+}
+
+template <int EB>
+static __device__ __forceinline__ void is_copy_elem(unsigned char *dst, const unsigned char *src) {
+  if constexpr (EB == 4)
+    *(nx_u32 *)dst = *(const nx_u32 *)src;
+  else
+    *(nx_u16 *)dst = *(const nx_u16 *)src;
+}
+
+static __device__ __forceinline__ void is_cp16(void *dst, const void *src) {
+  const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(d), "l"(src) : "memory");
+}
+
+static __device__ __forceinline__ void is_cp4(void *dst, const void *src) {
+  const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(d), "l"(src) : "memory");
+}
+
+static __device__ __forceinline__ void is_cp_commit() {
+  asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+
+template <int N> static __device__ __forceinline__ void is_cp_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
+static __device__ __forceinline__ long long is_row_tiles(const is_row_args &a, int ht) {
+  if (ht == 1) return a.batch * a.q_heads * a.q_seq;
+  return a.batch * a.kv_heads * ((a.group + ht - 1) / ht) * a.q_seq;
+}
+
+/* Tiles run (b, kv head, head chunk, query) with the query fastest, so that
+** neighbouring blocks gather the same rows while they are in L2. */
+static __device__ __forceinline__ is_row_tile is_row_tile_at(const is_row_args &a, int ht, long long i) {
+  is_row_tile t;
+  long long kvh, ih;
+  t.qi = i % a.q_seq;
+  if (ht == 1) {
+    const long long bq = i / a.q_seq;
+    t.h0 = bq % a.q_heads;
+    t.b = bq / a.q_heads;
+    t.nh = 1;
+    kvh = t.h0 / a.group;
+    ih = a.index_heads == 1 ? 0 : t.h0;
+  } else {
+    const long long chunks = (a.group + ht - 1) / ht, r = i / a.q_seq;
+    const long long c = r % chunks, bk = r / chunks;
+    kvh = bk % a.kv_heads;
+    t.b = bk / a.kv_heads;
+    t.h0 = kvh * a.group + c * ht;
+    t.nh = (int)is_min_ll(ht, a.group - c * ht);
+    ih = 0;
+  }
+  t.row0 = (t.b * a.q_heads + t.h0) * a.q_seq + t.qi;
+  t.irow = ((t.b * a.index_heads + ih) * a.q_seq + t.qi) * a.width;
+  t.kv_base = (t.b * a.kv_heads + kvh) * a.cache_seq;
+  t.valid = 0;
+  return t;
+}
+
+/* The clamped key of selection s, or row 0 (in bounds) past the selections.
+** int: a present of 2^31 rows would not fit a device. */
+static __device__ __forceinline__ int is_lane_key(const is_row_args &a, const is_row_tile &t,
+                                                  long long s) {
+  return s < t.valid ? (int)is_key_at(a.indices, t.irow + s, a.index_is_i64, a.cache_seq) : 0;
+}
+
+static __device__ __forceinline__ void is_row_zero_y(const is_row_args &a, const is_row_tile &t) {
+  for (int h = 0; h < t.nh; h++)
+    for (long long d = threadIdx.x; d < a.head_size; d += IS_ROW_THREADS)
+      is_store(a.y, (t.row0 + h * a.q_seq) * a.head_size + d, 0.0f, a.storage);
+}
+
+#endif /* INDEX_SHARE_ROWS_H */
