@@ -1,0 +1,321 @@
+/*
+** csa4_compress.h: the ratio-4 compressors' work (csa4_main_compress and
+** csa4_index_compress in csa4.cu) and the index transform they share with
+** csa4_index_query.  CUDA C++, included by csa4.cu only, after csa4_abi.h,
+** numerics.h, nx_csa.h and csa_kernel_common.h and csa4.cu's cursor helpers.
+*/
+#ifndef CSA4_COMPRESS_H
+#define CSA4_COMPRESS_H
+
+/*
+** A compressor step is a few microseconds of latency, not of throughput, so
+** the record's work is spread over a thread-block cluster (one a batch row,
+** cluster-stride) and only what the oracle orders stays serial.
+**
+** Block r of the cluster pools record dims [64r, 64r + 64): pool thread t
+** (t < CSA4_POOL_THREADS) is candidate slot j = t % 8 of dim d = 64r + t / 8,
+** so a dim's eight candidates are eight neighbouring lanes.  The thread owns
+** carry column x = d (j < 4) or dim + d (j >= 4) of slots j % 4 and j % 4 +
+** 4, in registers across the step's tokens: a token of phase j % 4 goes into
+** the upper slot, the rotation moves upper to lower and empties upper, and
+** the candidate the pool reads is lower (j < 4) or upper (j >= 4), the
+** oracle's overlapped window.  The pooled dims are pushed into rank 0's
+** shared memory; after a cluster barrier rank 0 finishes the record:
+** the RMS chain in one thread (csa4_square_sum, d ascending), then the
+** norm, RoPE and the quantizer blocks a warp each.  The warp after the
+** pool threads computes the 32 RoPE angles while the record pools.
+*/
+#define CSA4_POOL_DIMS 64                                 /* record dims a cluster rank pools */
+#define CSA4_POOL_THREADS (CSA4_POOL_DIMS * CSA4_SLOTS_K) /* a thread a (dim, candidate) */
+#define CSA4_LANES 0xffffffffu
+
+static_assert(CSA4_MAIN_THREADS == CSA4_POOL_THREADS + 32 && CSA4_INDEX_THREADS == CSA4_MAIN_THREADS &&
+                  CSA4_DIM_K <= CSA4_MAIN_THREADS,
+              "a compressor block is the pool threads and the angle warp, a thread a norm weight");
+static_assert(CSA4_MAIN_CLUSTER * CSA4_POOL_DIMS == CSA4_DIM_K &&
+                  CSA4_INDEX_CLUSTER * CSA4_POOL_DIMS == CSA4_INDEX_DIM_K,
+              "a cluster rank pools 64 record dims");
+
+/* One carry cell (slot, column): the kv's bits and the score. */
+typedef struct csa4_cell {
+  nx_u32 kv;
+  float score;
+} csa4_cell;
+
+/* A token's column: the kv's bits and the gate (the score is gate + ape). */
+typedef struct csa4_token {
+  nx_u32 kv;
+  float gate;
+} csa4_token;
+
+/* Cell (slot, x) of a carry row [8 slots][kv, score][width]. */
+static __device__ __forceinline__ csa4_cell csa4_cell_load(const float *row, int width, int slot, int x) {
+  csa4_cell c;
+  c.kv = ((const nx_u32 *)row)[(2 * slot) * width + x];
+  c.score = row[(2 * slot + 1) * width + x];
+  return c;
+}
+
+static __device__ __forceinline__ void csa4_cell_store(float *row, int width, int slot, int x, csa4_cell c) {
+  ((nx_u32 *)row)[(2 * slot) * width + x] = c.kv;
+  ((nx_u32 *)row)[(2 * slot + 1) * width + x] = nx_f32_bits(c.score);
+}
+
+
+static __device__ __forceinline__ nx_u32 csa4_max_u32(nx_u32 a, nx_u32 b) { return a > b ? a : b; }
+
+/*
+** nx_fp8_block64_quantize of the block whose elements 2 lane and 2 lane + 1
+** are x0 and x1, a warp a block, into blk (65 bytes).  The scale byte is
+** nx_fp8_block_scale of the one-element block {amax}, whose nx_block_amax
+** is amax itself.
+*/
+static __device__ __forceinline__ void csa4_fp8_block_write(float x0, float x1, nx_u8 *blk) {
+  const int lane = threadIdx.x % 32;
+  const nx_u32 bits = csa4_max_u32(csa_amax_bits(x0), csa_amax_bits(x1));
+  float amax = nx_f32_from_bits(__reduce_max_sync(CSA4_LANES, bits));
+  const nx_u8 e = nx_fp8_block_scale(&amax, 1);
+  const float scale = nx_ue8m0_decode(e);
+  if (lane == 0) blk[0] = e;
+  blk[1 + 2 * lane] = nx_e4m3_encode(x0 / scale);
+  blk[2 + 2 * lane] = nx_e4m3_encode(x1 / scale);
+}
+
+/*
+** The index stream's transform of a 128-dim vector, held by one warp (lane
+** l has dims 4l .. 4l + 3 in x), into the 68-byte FP4 record out: RoPE on
+** dims 64..127 by angle[32] (lanes 16..31, two pairs each), the Hadamard
+** stages (spans 1 and 2 inside a lane, 4..64 between lanes l and l ^
+** span / 4; each butterfly is nx_csa_hadamard_pair's l + r, l - r),
+** bf16(x * 1/sqrt(128)), then nx_fp4_block32_quantize of block l / 8 over
+** lanes 8k .. 8k + 7 (amax by shuffles; each lane encodes its two bytes).
+*/
+static __device__ __forceinline__ void csa4_index_transform(float x[4], const float2 *angle, nx_u8 *out) {
+  const int lane = threadIdx.x % 32, q = lane % 8;
+  const float scale = nx_csa_rsqrt_exact(CSA4_INDEX_DIM_K);
+  nx_u8 *blk = out + NX_FP4_BLOCK_BYTES * (lane / 8);
+  nx_u32 bits;
+  float amax, l, r, block_scale;
+  nx_u8 e;
+  int i, span;
+  if (lane >= 16) { /* pairs 2 (lane - 16) and 2 (lane - 16) + 1 of the tail */
+    csa_rope_rotate(&x[0], &x[1], angle[2 * lane - 32]);
+    csa_rope_rotate(&x[2], &x[3], angle[2 * lane - 31]);
+  }
+  for (span = 1; span < 4; span *= 2)
+    for (i = 0; i < 4; i++)
+      if ((i & span) == 0) {
+        l = x[i], r = x[i + span];
+        x[i] = l + r;
+        x[i + span] = l - r;
+      }
+  for (span = 1; span < 32; span *= 2)
+    for (i = 0; i < 4; i++) {
+      const float other = __shfl_xor_sync(CSA4_LANES, x[i], span);
+      x[i] = (lane & span) ? other - x[i] : x[i] + other;
+    }
+  for (i = 0; i < 4; i++) x[i] = nx_bf16_round(x[i] * scale);
+  bits = csa4_max_u32(csa4_max_u32(csa_amax_bits(x[0]), csa_amax_bits(x[1])),
+                      csa4_max_u32(csa_amax_bits(x[2]), csa_amax_bits(x[3])));
+  for (span = 1; span < 8; span *= 2) bits = csa4_max_u32(bits, __shfl_xor_sync(CSA4_LANES, bits, span));
+  amax = nx_f32_from_bits(bits);
+  e = nx_fp4_block_scale(&amax, 1); /* as in csa4_fp8_block_write */
+  block_scale = nx_ue8m0_decode(e);
+  if (q == 0) blk[0] = e;
+  blk[1 + 2 * q] = (nx_u8)(nx_e2m1_encode(x[0] / block_scale) | (nx_e2m1_encode(x[1] / block_scale) << 4));
+  blk[2 + 2 * q] = (nx_u8)(nx_e2m1_encode(x[2] / block_scale) | (nx_e2m1_encode(x[3] / block_scale) << 4));
+}
+
+/*
+** nx_csa_square_sum(x, N) of N (a multiple of 32) floats in 16-byte aligned
+** shared memory: the same chain, sq = sq + x[d] * x[d] from +0 with d
+** ascending, with the next 32 elements' loads issued before the current 32
+** are added, so that the chain waits on the adds alone.
+*/
+template <int N>
+static __device__ __forceinline__ float csa4_square_sum(const float *x) {
+  const float4 *x4 = (const float4 *)x;
+  float4 cur[8], next[8];
+  float sq = 0.0f;
+  int chunk, k;
+#pragma unroll
+  for (k = 0; k < 8; k++) cur[k] = x4[k];
+  for (chunk = 0; chunk < N / 32; chunk++) {
+    const int ahead = 8 * (chunk + 1 < N / 32 ? chunk + 1 : chunk); /* the last chunk reloads itself */
+#pragma unroll
+    for (k = 0; k < 8; k++) next[k] = x4[ahead + k];
+#pragma unroll
+    for (k = 0; k < 8; k++) {
+      sq = sq + cur[k].x * cur[k].x;
+      sq = sq + cur[k].y * cur[k].y;
+      sq = sq + cur[k].z * cur[k].z;
+      sq = sq + cur[k].w * cur[k].w;
+      cur[k] = next[k];
+    }
+  }
+  return sq;
+}
+
+/*
+** nx_csa_pool of this lane's dim over the candidates of its group of eight
+** lanes (cand is the lane's own), in every lane of the group.  The max is
+** reduced by shuffles: every lane first folds its score into -inf as the
+** oracle's loop does, which leaves no NaN, and on non-NaN values nx_maxf
+** is a max under a total order (+0 above -0), so the order does not
+** matter.  Each lane computes its own candidate's weight; den and num are
+** then summed over the candidates in slot order, in every lane.
+*/
+static __device__ __forceinline__ float csa4_pool(csa4_cell cand) {
+  const int base = (threadIdx.x % 32) & ~7, live = !nx_csa_is_neg_inf(cand.score);
+  const unsigned lives = __ballot_sync(CSA4_LANES, live) >> base;
+  float m = nx_maxf(csa_neg_inf(), cand.score), w = 0.0f, wkv = 0.0f, num = 0.0f, den = 0.0f;
+  int k;
+  for (k = 1; k < CSA4_SLOTS_K; k *= 2) m = nx_maxf(m, __shfl_xor_sync(CSA4_LANES, m, k));
+  if (live) {
+    w = nx_expf(cand.score - m);
+    wkv = w * nx_f32_from_bits(cand.kv);
+  }
+  for (k = 0; k < CSA4_SLOTS_K; k++) {
+    const float wk = __shfl_sync(CSA4_LANES, w, base + k), wkvk = __shfl_sync(CSA4_LANES, wkv, base + k);
+    if ((lives >> k) & 1u) { /* the oracle skips an empty slot */
+      den = den + wk;
+      num = num + wkvk;
+    }
+  }
+  return nx_bf16_round(num / den);
+}
+
+/*
+** Rank 0's finishes, called by all its threads after the cluster barrier:
+** pool holds the pooled record (DIM floats; the finish may overwrite it),
+** norm the norm weights, angle the 32 angles at the block start, scratch a
+** shared float, dst the cache record.
+**
+** Main: thread 0 runs the RMS chain; then warp w < 7 normalises dims 64w ..
+** 64w + 63 (lane l: 2l, 2l + 1) into FP8 block w, warp 7 rotates the tail
+** pairs (lane p: pair p) and writes them with nx_csa_fp8_record_tail.
+*/
+static __device__ void csa4_main_finish(float *pool, const float *norm, const float2 *angle, float *scratch,
+                                        nx_u8 *dst) {
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, d = NX_FP8_BLOCK * warp + 2 * lane;
+  float x0, x1;
+  if (threadIdx.x == 0) *scratch = nx_csa_inv_rms(csa4_square_sum<CSA4_DIM_K>(pool), CSA4_DIM_K);
+  __syncthreads();
+  if (warp > CSA4_FP8_BLOCKS_K) return;
+  x0 = nx_csa_norm_value(pool[d], *scratch, norm[d]);
+  x1 = nx_csa_norm_value(pool[d + 1], *scratch, norm[d + 1]);
+  if (warp < CSA4_FP8_BLOCKS_K) {
+    csa4_fp8_block_write(x0, x1, dst + NX_FP8_BLOCK_BYTES * warp);
+    return;
+  }
+  csa_rope_rotate(&x0, &x1, angle[lane]);
+  pool[d] = x0, pool[d + 1] = x1;
+  __syncwarp();
+  nx_csa_fp8_record_tail(pool, dst, lane);
+  nx_csa_fp8_record_tail(pool, dst, lane + 32);
+}
+
+/* Index: warp 0 alone, every lane running the RMS chain itself (no barrier), then the transform. */
+static __device__ void csa4_index_finish(float *pool, const float *norm, const float2 *angle, float *scratch,
+                                         nx_u8 *dst) {
+  const int lane = threadIdx.x % 32;
+  float inv_rms, x[4];
+  int i;
+  (void)scratch;
+  if (threadIdx.x >= 32) return;
+  inv_rms = nx_csa_inv_rms(csa4_square_sum<CSA4_INDEX_DIM_K>(pool), CSA4_INDEX_DIM_K);
+  for (i = 0; i < 4; i++) x[i] = nx_csa_norm_value(pool[4 * lane + i], inv_rms, norm[4 * lane + i]);
+  csa4_index_transform(x, angle, dst);
+}
+
+/* One compressor stream: its inputs, its carry and its record cache. */
+typedef struct csa4_stream {
+  const float *kv, *gate, *ape, *norm; /* [B, S, source] twice, [4, source], [dim] */
+  float *carry;                        /* [B, 8, 2, source]: carry_row floats a batch row */
+  nx_u8 *cache;                        /* [B, capacity, record_bytes] */
+  int source;                          /* floats a token: twice the record's dims */
+  long long carry_row, capacity, record_bytes;
+} csa4_stream;
+
+static __device__ __forceinline__ csa4_token csa4_token_load(const csa4_stream &st, long long seq, long long b,
+                                                             long long s, int x) {
+  const long long at = (b * seq + s) * st.source + x;
+  csa4_token t;
+  t.kv = ((const nx_u32 *)st.kv)[at];
+  t.gate = st.gate[at];
+  return t;
+}
+
+/*
+** The walk both compressors share (see the section comment): the S tokens
+** of a row in order; at every 4th position the record finishes into cache
+** record (pos + 1) / 4 - 1 and the carry rotates.  Per emission e: the pool
+** threads push their dims into pool[e % 2] of rank 0 and rank 0's angle
+** warp fills angle[e % 2], one cluster barrier, rank 0 finishes.  The
+** parity buffers make that one barrier enough: a rank writes pool[e % 2]
+** again at e + 2, after passing barrier e + 1, which rank 0 reaches only
+** once it has finished e.  A thread's token loads run four tokens ahead.
+*/
+template <int DIM, void (*Finish)(float *, const float *, const float2 *, float *, nx_u8 *)>
+static __device__ __forceinline__ void csa4_compress(const csa4_shape &p, const csa4_stream &st,
+                                                     const long long *total_ptr) {
+  __shared__ __align__(16) float pool[2][DIM];
+  __shared__ float norm[DIM], scratch;
+  __shared__ float2 angle[2][NX_CSA_ROPE_PAIRS];
+  const int tid = threadIdx.x, lane = tid % 32, j = tid % CSA4_SLOTS_K, width = 2 * DIM;
+  const int rank = (int)__clusterRelativeBlockRank(), pooler = tid < CSA4_POOL_THREADS;
+  const int d = rank * CSA4_POOL_DIMS + tid / CSA4_SLOTS_K, x = j < CSA4_RATIO_K ? d : DIM + d;
+  const int lower = j % CSA4_RATIO_K, upper = lower + CSA4_RATIO_K;
+  const long long first = __clusterIdx().x, clusters = __clusterGridDimInClusters().x;
+  const csa4_cell empty = {0u, csa_neg_inf()};
+  const float ape = pooler ? st.ape[lower * width + x] : 0.0f;
+  const float norm_w = rank == 0 && tid < DIM ? st.norm[tid] : 0.0f; /* rank 0 parks it in norm[] */
+  const float freq = !pooler && rank == 0 ? nx_csa_rope_freq(lane) : 0.0f;
+  csa_cursor c;
+  long long b, e = 0;
+  if (__clusterSizeInBlocks() * CSA4_POOL_DIMS != DIM) __trap(); /* the launch broke csa4_abi.h */
+  for (b = first; b < p.batch; b += clusters) {
+    float *row = st.carry + b * st.carry_row;
+    csa4_cell lo = empty, hi = empty;
+    csa4_token tok = {0u, 0.0f};
+    long long s, s_tok;
+    if (pooler) { /* in bounds whatever the cursor: issued before it is known */
+      lo = csa4_cell_load(row, width, lower, x);
+      hi = csa4_cell_load(row, width, upper, x);
+      if (p.seq > 0) tok = csa4_token_load(st, p.seq, b, 0, x);
+    }
+    if (b == first && !csa4_cursor(&c, total_ptr, &p)) return;
+    s_tok = (lower - c.start) & 3; /* the first token of this thread's phase */
+    if (pooler && s_tok != 0 && s_tok < p.seq) tok = csa4_token_load(st, p.seq, b, s_tok, x);
+    for (s = 0; s < p.seq; s++) {
+      const long long pos = c.start + s;
+      if (pooler && s == s_tok) {
+        hi.kv = tok.kv;
+        hi.score = tok.gate + ape;
+        s_tok += CSA4_RATIO_K;
+        if (s_tok < p.seq) tok = csa4_token_load(st, p.seq, b, s_tok, x);
+      }
+      if (((pos + 1) & 3) != 0) continue; /* no record finishes here */
+      if (pooler) {
+        const float v = csa4_pool(j < CSA4_RATIO_K ? lo : hi);
+        if (j == 0) ((float *)__cluster_map_shared_rank(pool[e % 2], 0))[d] = v;
+        lo = hi, hi = empty;
+      } else if (rank == 0) {
+        angle[e % 2][lane] = csa_rope_angle(freq, pos - 3);
+      }
+      if (e == 0 && rank == 0 && tid < DIM) norm[tid] = norm_w; /* here: no wait for it before the pool */
+      __cluster_barrier_arrive();
+      __cluster_barrier_wait();
+      if (rank == 0)
+        Finish(pool[e % 2], norm, angle[e % 2], &scratch,
+               st.cache + (b * st.capacity + (pos + 1) / CSA4_RATIO_K - 1) * st.record_bytes);
+      e++;
+    }
+    if (pooler) {
+      csa4_cell_store(row, width, lower, x, lo);
+      csa4_cell_store(row, width, upper, x, hi);
+    }
+  }
+}
+
+#endif /* CSA4_COMPRESS_H */
