@@ -9,7 +9,9 @@
 **   ratio 4    64 index heads x 128, topk 512, 6 outputs, positions 4,096
 **              and 65,536 with B = 1, and 65,536 with B = 64.
 ** The step's token completes a block, so each compressor emits one record
-** a batch row.  Each variant's instance runs the step once eagerly (its
+** a batch row.  Ratio 4's scoring + top-k line is followed by a line for
+** each of its three kernels (index query, index scoring, top-k selection),
+** each captured alone on the state the eager run left.  Each variant's instance runs the step once eagerly (its
 ** outputs must equal the oracle's, else no figure), then every stage is
 ** captured alone as a graph (csa_chain_ratio.dev_capture_parts) and timed
 ** as bench_replays; the whole step too, for the fast variant only (the
@@ -36,7 +38,8 @@
 #include <string.h>
 
 
-enum csa_stage_kind { K_STATE, K_MAIN, K_INDEX, K_SELECT, K_ATTENTION, K_STEP, K_COUNT };
+/* Kinds after K_STEP are the kernels of a stage line before them, not in the step's sum. */
+enum csa_stage_kind { K_STATE, K_MAIN, K_INDEX, K_SELECT, K_ATTENTION, K_STEP, K_QUERY, K_SCORE, K_TOPK, K_COUNT };
 
 typedef struct csa_stage {
   const char *name;
@@ -52,6 +55,9 @@ static const csa_stage csa4_stages[] = {
     {"csa4 main compression", K_MAIN, P4(MAIN)},
     {"csa4 index-key compression", K_INDEX, P4(INDEX)},
     {"csa4 scoring + top-k", K_SELECT, P4(QUERY) | P4(SCORE) | P4(SELECT)},
+    {"csa4 index query", K_QUERY, P4(QUERY)},
+    {"csa4 index scoring", K_SCORE, P4(SCORE)},
+    {"csa4 top-k selection", K_TOPK, P4(SELECT)},
     {"csa4 sink attention", K_ATTENTION, P4(ATTENTION)},
     {"csa4 decode step", K_STEP, CSA4_PARTS_ALL},
 };
@@ -98,6 +104,17 @@ static void stage_work(enum csa_stage_kind kind, const csa_dims *d, double *byte
     *bytes = b * (records * CSA4_INDEX_RECORD_BYTES + 2 * records * 4 + (double)d->index_heads * CSA4_INDEX_DIM * 8);
     *fp32 = b * (records * (double)d->index_heads * (2 * CSA4_INDEX_DIM + 3) +
                  (double)d->index_heads * CSA4_INDEX_DIM * 10);
+    break;
+  case K_QUERY: /* the index queries read and written; RoPE, Hadamard and the FP4 round trip a dim */
+    *bytes = b * (double)d->index_heads * CSA4_INDEX_DIM * 8;
+    *fp32 = b * (double)d->index_heads * CSA4_INDEX_DIM * 10;
+    break;
+  case K_SCORE: /* keys and queries read, scores written; a dot a record and index head */
+    *bytes = b * (records * CSA4_INDEX_RECORD_BYTES + records * 4 + (double)d->index_heads * CSA4_INDEX_DIM * 4);
+    *fp32 = b * records * (double)d->index_heads * (2 * CSA4_INDEX_DIM + 3);
+    break;
+  case K_TOPK: /* scores read, the selection written; integer work only */
+    *bytes = b * (records + (double)d->topk) * 4;
     break;
   case K_ATTENTION: /* records and window rows read once, q and y, scores and weights; two dots a candidate */
     *bytes = b * ((r4 ? (double)d->topk : records) * rb + CSA_DENSE_WINDOW * CSA_HEAD_DIM * 4 +

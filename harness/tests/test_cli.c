@@ -250,6 +250,8 @@ Test(cli, bench_prints_oracle_figures_and_says_what_needs_a_gpu) {
   snprintf(out, sizeof out, "%.8000s", o->out); /* RUN reuses one outcome */
   cr_expect(strstr(out, "csa4 scoring + top-k") && strstr(out, "pos 4096") && strstr(out, "pos 65536"), "%s", out);
   cr_expect(strstr(out, "csa128 sink attention") && strstr(out, "IndexShare decode step"), "%s", out);
+  cr_expect(strstr(out, "csa4 index query") && strstr(out, "csa4 index scoring") && strstr(out, "csa4 top-k selection"),
+            "the scoring stage's kernels have lines of their own: %s", out);
   cr_expect(!strstr(out, "B=64"), "--filter keeps the B=1 shapes only: %s", out);
   /* the floor of ratio-4 scoring at 64K, B=1: 268 MFLOP at 33.5 T/s, the "about 8 us" */
   cr_expect(strstr(out, "8.11"), "%s", out);
