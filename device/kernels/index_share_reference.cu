@@ -20,9 +20,11 @@
 **                         thread; thread 0 alone takes the max, every exp and
 **                         their sum; the probabilities and P.V in parallel.
 **
-** The present builds and the index-row validation have no twins: the seed
-** runs them one thread per element / row, as index_share.cu does, and the
-** launcher uses that module's for both variants.
+** The present builds and the index-row validation have no twins: the
+** launcher runs index_share.cu's for both variants.  The seed ran them one
+** thread per element / row; index_share.cu's now walk many elements a
+** thread and judge long index rows a warp each, so the reference step is
+** faster than the seed's by that much (docs/SPEED.md).
 **
 ** Arithmetic, in the oracle's order (one binary32 operation at a time,
 ** rounded to nearest; --fmad=false; `bitgate audit` checks the PTX):
