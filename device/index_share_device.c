@@ -203,12 +203,13 @@ static int is_launch_validate(device_index_share *k, const index_share_dims *d,
                    args);
 }
 
-/* One present (K or V): growing or fixed-capacity. */
 /* The present builds' grid: capped so each thread walks many elements (index_share.cu, is_row_advance). */
 static unsigned long long is_copy_grid(long long n) {
   const unsigned long long g = is_grid(n, IS_COPY_THREADS);
   return g > IS_COPY_MAX_BLOCKS ? IS_COPY_MAX_BLOCKS : g;
 }
+
+/* One present (K or V): growing or fixed-capacity. */
 
 static int is_launch_present(device_index_share *k, const index_share_dims *d,
                              const is_buffers *b, const void *past, const void *cur, void *out) {
@@ -228,10 +229,9 @@ static int is_launch_present(device_index_share *k, const index_share_dims *d,
   }
 }
 
-/* Blocks of the fast rows kernel for tiles of ht heads (index_share.cu's is_row_tiles). */
+/* Blocks of the fast rows kernel for tiles of ht heads. */
 static long long is_row_tiles(const index_share_dims *d, int ht) {
-  if (ht == 1) return d->batch * d->q_heads * d->q_seq;
-  return d->batch * d->kv_heads * ((d->group + ht - 1) / ht) * d->q_seq;
+  return is_row_tile_count(d->batch, d->q_heads, d->kv_heads, d->group, d->q_seq, ht);
 }
 
 /*

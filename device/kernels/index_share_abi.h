@@ -2,7 +2,8 @@
 ** index_share_abi.h: what index_share.cu and its launcher
 ** (device/index_share_device.c) must agree on: kernel names, block sizes,
 ** storage codes, the per-row validation record and the rule codes.
-** Plain C and CUDA C++ alike; no includes.
+** Plain C and CUDA C++ alike; no includes.  Also the rows kernel's tile
+** count, which its loop and its launcher's grid both use.
 */
 #ifndef INDEX_SHARE_ABI_H
 #define INDEX_SHARE_ABI_H
@@ -33,6 +34,19 @@
 ** bandwidth, and blocks queue anyway.  A tuning knob, not a contract.
 */
 #define IS_ROW_WAVE_TILES 132
+
+#ifdef __CUDACC__
+#define IS_ABI_FN static __host__ __device__ __forceinline__
+#else
+#define IS_ABI_FN static inline
+#endif
+
+/* Tiles (blocks' work units) of the fast rows kernel for tiles of ht heads: the kernel's loop and the grid. */
+IS_ABI_FN long long is_row_tile_count(long long batch, long long q_heads, long long kv_heads, long long group,
+                                      long long q_seq, int ht) {
+  if (ht == 1) return batch * q_heads * q_seq;
+  return batch * kv_heads * ((group + ht - 1) / ht) * q_seq;
+}
 
 /* Storage of every floating tensor (the contract makes them all one dtype). */
 #define IS_STORAGE_F32 0

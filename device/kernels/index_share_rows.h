@@ -169,8 +169,7 @@ template <int N> static __device__ __forceinline__ void is_cp_wait() {
 }
 
 static __device__ __forceinline__ long long is_row_tiles(const is_row_args &a, int ht) {
-  if (ht == 1) return a.batch * a.q_heads * a.q_seq;
-  return a.batch * a.kv_heads * ((a.group + ht - 1) / ht) * a.q_seq;
+  return is_row_tile_count(a.batch, a.q_heads, a.kv_heads, a.group, a.q_seq, ht);
 }
 
 /* Tiles run (b, kv head, head chunk, query) with the query fastest, so that
