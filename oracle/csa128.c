@@ -152,8 +152,9 @@ typedef struct attend_job {
   long long b;
   float *buf;         /* [present_records][512]: batch row b's FP8 records decoded */
   const float **rec;  /* [present_records]: each record's 512 floats */
-  const float **values; /* per worker [score_stride] */
-  float *prob, *score;  /* per worker [score_stride] */
+  const float **values; /* per worker [score_stride], value_stride apart */
+  float *prob, *score;  /* per worker [score_stride], float_stride apart */
+  long long value_stride, float_stride; /* score_stride on whole cache lines */
 } attend_job;
 
 /*
@@ -186,8 +187,8 @@ static void records_view(void *ctx, long long k0, long long k1, int worker) {
 static void attend_rows(void *ctx, long long s0, long long s1, int worker) {
   const attend_job *j = ctx;
   const csa_dims *d = j->d;
-  const float **values = j->values + worker * d->score_stride;
-  float *prob = j->prob + worker * d->score_stride, *score = j->score + worker * d->score_stride;
+  const float **values = j->values + worker * j->value_stride;
+  float *prob = j->prob + worker * j->float_stride, *score = j->score + worker * j->float_stride;
   long long s, c;
   for (s = s0; s < s1; s++) {
     csa_window w = csa_window_of(d, s);
@@ -224,12 +225,14 @@ int oracle_csa128_run(const csa_attrs *a, const tensor *const *inputs, int n_inp
   oracle_parallel_for(d.batch, oracle_parallel_workers(d.batch, 1), compress_rows, &j);
   /* rows in parallel (each row's heads in turn), or rows in turn (csa_attend_heads spreads the heads) */
   workers = csa_split_rows(d.seq, d.heads) ? oracle_parallel_workers(d.seq, 1) : 1;
-  j.buf = csa_alloc_or_die((size_t)(d.format == CSA_CACHE_FP8 ? d.present_records : 0) * CSA_HEAD_DIM,
+  j.buf = oracle_alloc_or_die((size_t)(d.format == CSA_CACHE_FP8 ? d.present_records : 0) * CSA_HEAD_DIM,
                            sizeof *j.buf, __LINE__);
-  j.rec = csa_alloc_or_die((size_t)d.present_records, sizeof *j.rec, __LINE__);
-  j.values = csa_alloc_or_die((size_t)(workers * d.score_stride), sizeof *j.values, __LINE__);
-  j.prob = csa_alloc_or_die((size_t)(workers * d.score_stride), sizeof *j.prob, __LINE__);
-  j.score = csa_alloc_or_die((size_t)(workers * d.score_stride), sizeof *j.score, __LINE__);
+  j.rec = oracle_alloc_or_die((size_t)d.present_records, sizeof *j.rec, __LINE__);
+  j.value_stride = oracle_worker_stride(d.score_stride, sizeof *j.values);
+  j.float_stride = oracle_worker_stride(d.score_stride, sizeof *j.prob);
+  j.values = oracle_alloc_or_die((size_t)(workers * j.value_stride), sizeof *j.values, __LINE__);
+  j.prob = oracle_alloc_or_die((size_t)(workers * j.float_stride), sizeof *j.prob, __LINE__);
+  j.score = oracle_alloc_or_die((size_t)(workers * j.float_stride), sizeof *j.score, __LINE__);
   for (j.b = 0; j.b < d.batch; j.b++) {
     oracle_parallel_for(d.present_records, oracle_parallel_workers(d.present_records, RECORDS_PER_WORKER_MIN),
                         records_view, &j);

@@ -72,15 +72,16 @@ typedef struct index_job {
   int *selection;          /* [B, S, topk] */
   float *query_trace, *scores_trace;
   row_scratch *rows;       /* row mode: one per worker; record mode: rows[0] */
-  float *dots;             /* record mode: [IH] per worker */
+  float *dots;             /* record mode: [IH] per worker, dot_stride apart */
+  long long dot_stride;
   long long b, s;          /* record mode: the row being scored */
 } index_job;
 
 static void scratch_alloc(const csa_dims *d, row_scratch *x) {
-  x->query_t = csa_alloc_or_die((size_t)(CSA4_INDEX_DIM * d->index_heads), sizeof(float), __LINE__);
-  x->dot = csa_alloc_or_die((size_t)d->index_heads, sizeof(float), __LINE__);
-  x->scores = csa_alloc_or_die((size_t)d->index_present_capacity, sizeof(float), __LINE__);
-  x->order = csa_alloc_or_die((size_t)d->index_present_capacity, sizeof(ranked), __LINE__);
+  x->query_t = oracle_alloc_or_die((size_t)(CSA4_INDEX_DIM * d->index_heads), sizeof(float), __LINE__);
+  x->dot = oracle_alloc_or_die((size_t)d->index_heads, sizeof(float), __LINE__);
+  x->scores = oracle_alloc_or_die((size_t)d->index_present_capacity, sizeof(float), __LINE__);
+  x->order = oracle_alloc_or_die((size_t)d->index_present_capacity, sizeof(ranked), __LINE__);
 }
 
 static void scratch_free(row_scratch *x) {
@@ -189,7 +190,7 @@ static void index_rows(void *ctx, long long i0, long long i1, int worker) {
 /* Record mode: records [r0, r1) of the current row, on the worker's own dot scratch. */
 static void index_records(void *ctx, long long r0, long long r1, int worker) {
   const index_job *j = ctx;
-  score_records(j, j->b, j->s, j->rows[0].query_t, j->dots + worker * j->d->index_heads, j->rows[0].scores, r0, r1);
+  score_records(j, j->b, j->s, j->rows[0].query_t, j->dots + worker * j->dot_stride, j->rows[0].scores, r0, r1);
 }
 
 void csa4_index_select(const csa_dims *d, const tensor *const *in, tensor *const *out, int *selection,
@@ -203,7 +204,7 @@ void csa4_index_select(const csa_dims *d, const tensor *const *in, tensor *const
   j.d = d, j.in = in, j.key_cache = out[CSA_OUT_PRESENT_INDEX_KEY], j.selection = selection;
   j.query_trace = query_trace, j.scores_trace = scores_trace, j.dots = NULL;
   if (row_workers >= record_workers) { /* many rows (or few records): whole rows per worker */
-    j.rows = csa_alloc_or_die((size_t)row_workers, sizeof *j.rows, __LINE__);
+    j.rows = oracle_alloc_or_die((size_t)row_workers, sizeof *j.rows, __LINE__);
     for (w = 0; w < row_workers; w++) scratch_alloc(d, &j.rows[w]);
     oracle_parallel_for(rows, row_workers, index_rows, &j);
     for (w = 0; w < row_workers; w++) scratch_free(&j.rows[w]);
@@ -211,9 +212,10 @@ void csa4_index_select(const csa_dims *d, const tensor *const *in, tensor *const
     return;
   }
   /* few rows over many records (long-context decode): rows in turn, each row's records spread */
-  j.rows = csa_alloc_or_die(1, sizeof *j.rows, __LINE__);
+  j.rows = oracle_alloc_or_die(1, sizeof *j.rows, __LINE__);
   scratch_alloc(d, &j.rows[0]);
-  j.dots = csa_alloc_or_die((size_t)(record_workers * d->index_heads), sizeof *j.dots, __LINE__);
+  j.dot_stride = oracle_worker_stride(d->index_heads, sizeof *j.dots);
+  j.dots = oracle_alloc_or_die((size_t)(record_workers * j.dot_stride), sizeof *j.dots, __LINE__);
   for (j.b = 0; j.b < d->batch; j.b++)
     for (j.s = 0; j.s < d->seq; j.s++) {
       const long long limit = causal_limit(d, j.s);

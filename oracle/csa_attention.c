@@ -22,20 +22,10 @@
 #include "oracle/numerics/nx_csa.h"
 #include "oracle/oracle_threads.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define DOT_LANES 8 /* candidates whose dot products advance together */
-
-void *csa_alloc_or_die(size_t count, size_t size, int line) {
-  void *p = calloc(count ? count : 1, size ? size : 1);
-  if (!p) {
-    fprintf(stderr, "%s:%d: out of memory\n", __FILE__, line);
-    abort();
-  }
-  return p;
-}
 
 csa_window csa_window_of(const csa_dims *d, long long s) {
   csa_window w;
@@ -139,7 +129,8 @@ typedef struct heads_job {
   tensor *const *out;
   long long b, s, count;
   const float *const *values;
-  float *prob, *score; /* worker w's scratch starts at w * score_stride */
+  float *prob, *score; /* worker w's scratch starts at w * stride */
+  long long stride;    /* score_stride on whole cache lines */
   float *trace_scores, *trace_output;
 } heads_job;
 
@@ -147,7 +138,7 @@ typedef struct heads_job {
 static void heads_range(void *ctx, long long h0, long long h1, int worker) {
   const heads_job *j = ctx;
   const csa_dims *d = j->d;
-  float *prob = j->prob + worker * d->score_stride, *score = j->score + worker * d->score_stride;
+  float *prob = j->prob + worker * j->stride, *score = j->score + worker * j->stride;
   long long h;
   for (h = h0; h < h1; h++) {
     const long long row = (j->b * d->seq + j->s) * d->heads + h;
@@ -170,10 +161,11 @@ void csa_attend_heads(const csa_dims *d, const tensor *const *in, tensor *const 
   float *own = NULL;
   heads_job j;
   j.d = d, j.in = in, j.out = out, j.b = b, j.s = s, j.count = count, j.values = values;
-  j.prob = prob, j.score = score, j.trace_scores = trace_scores, j.trace_output = trace_output;
+  j.prob = prob, j.score = score, j.stride = 0, j.trace_scores = trace_scores, j.trace_output = trace_output;
   if (workers > 1) { /* the caller's scratch serves one worker; the split needs one each */
-    own = csa_alloc_or_die((size_t)(2 * workers) * (size_t)d->score_stride, sizeof *own, __LINE__);
-    j.prob = own, j.score = own + workers * d->score_stride;
+    j.stride = oracle_worker_stride(d->score_stride, sizeof *own);
+    own = oracle_alloc_or_die((size_t)(2 * workers * j.stride), sizeof *own, __LINE__);
+    j.prob = own, j.score = own + workers * j.stride;
   }
   oracle_parallel_for(d->heads, workers, heads_range, &j);
   free(own);

@@ -82,7 +82,4 @@ void csa_attend_heads(const csa_dims *d, const tensor *const *in, tensor *const 
 */
 int csa_split_rows(long long rows, long long heads);
 
-/* calloc that aborts with the caller's line when memory runs out (the oracle has no error class for it). */
-void *csa_alloc_or_die(size_t count, size_t size, int line);
-
 #endif

@@ -28,7 +28,6 @@
 #include "oracle/numerics/numerics.h"
 #include "oracle/oracle_threads.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -37,15 +36,6 @@
 #define ROWS_PER_WORKER_MIN 4
 
 /* The oracle has no error class for memory: running out is fatal, with the place. */
-static void *alloc_or_die(size_t count, size_t size, int line) {
-  void *p = calloc(count ? count : 1, size);
-  if (!p) {
-    fprintf(stderr, "%s:%d: out of memory\n", __FILE__, line);
-    abort();
-  }
-  return p;
-}
-
 /* A present cache (K or V) as a function of its two sources. */
 typedef struct is_cache {
   const tensor *past; /* NULL when there is no past */
@@ -111,6 +101,7 @@ typedef struct is_ctx {
   tensor *y;
   index_share_trace *trace;
   float *scratch; /* per worker 2K floats: scores (then exponentials), probabilities */
+  long long scratch_stride; /* floats between two workers' scratch: 2K on whole cache lines */
 } is_ctx;
 
 /* Element dd of present row t of (b, kv head h), as the kernel reads it back. */
@@ -189,7 +180,7 @@ static void row_attend(const is_ctx *x, float *score, float *prob, long long b, 
 /* Output rows [begin, end) in (b, qh, qi) order, on one worker's scratch. */
 static void rows_attend(void *ctx, long long begin, long long end, int worker) {
   const is_ctx *x = ctx;
-  float *score = x->scratch + (long long)worker * 2 * x->d->selected_width, *prob = score + x->d->selected_width;
+  float *score = x->scratch + worker * x->scratch_stride, *prob = score + x->d->selected_width;
   long long r;
   for (r = begin; r < end; r++)
     row_attend(x, score, prob, r / (x->d->q_heads * x->d->q_seq), r / x->d->q_seq % x->d->q_heads, r % x->d->q_seq);
@@ -204,9 +195,9 @@ int oracle_index_share_run(const index_share_attrs *a, const tensor *const *inpu
 
   rc = index_share_validate(a, inputs, n_inputs, (const tensor *const *)outputs, n_outputs, &d, err);
   if (rc) return rc;
-  valid_len = alloc_or_die((size_t)d.batch, sizeof *valid_len, __LINE__);
-  write_pos = alloc_or_die((size_t)d.batch, sizeof *write_pos, __LINE__);
-  bound = alloc_or_die((size_t)d.batch, sizeof *bound, __LINE__);
+  valid_len = oracle_alloc_or_die((size_t)d.batch, sizeof *valid_len, __LINE__);
+  write_pos = oracle_alloc_or_die((size_t)d.batch, sizeof *write_pos, __LINE__);
+  bound = oracle_alloc_or_die((size_t)d.batch, sizeof *bound, __LINE__);
   if (d.capacity_mode) index_share_capacity_frontier(&d, inputs[IS_IN_BIAS], valid_len, write_pos);
   for (b = 0; b < d.batch; b++) bound[b] = d.capacity_mode ? valid_len[b] : d.total_seq;
   rc = index_share_validate_indices(&d, inputs[IS_IN_INDICES], bound, err);
@@ -226,7 +217,8 @@ int oracle_index_share_run(const index_share_attrs *a, const tensor *const *inpu
   x.trace = trace;
   rows = d.batch * d.q_heads * d.q_seq;
   workers = oracle_parallel_workers(rows, ROWS_PER_WORKER_MIN);
-  x.scratch = alloc_or_die((size_t)workers * 2 * (size_t)d.selected_width, sizeof(float), __LINE__);
+  x.scratch_stride = oracle_worker_stride(2 * d.selected_width, sizeof(float));
+  x.scratch = oracle_alloc_or_die((size_t)(workers * x.scratch_stride), sizeof(float), __LINE__);
   if (n_outputs == 3) {
     build_present(&d, &x.key, write_pos, outputs[IS_OUT_PRESENT_KEY]);
     build_present(&d, &x.value, write_pos, outputs[IS_OUT_PRESENT_VALUE]);

@@ -7,7 +7,9 @@
 
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #define CHUNKS_PER_WORKER 8 /* chunks balance uneven items without a lock per item */
@@ -112,4 +114,28 @@ void oracle_parallel_for(long long count, int workers, oracle_range_fn fn, void 
   for (w = 0; w < started; w++) pthread_join(ids[w], NULL);
   free(ids);
   free(args);
+}
+
+void *oracle_alloc_or_die(size_t count, size_t size, int line) {
+  size_t n = count ? count : 1, bytes;
+  void *p = NULL;
+  if (size == 0) size = 1;
+  if (n <= ((size_t)-1 - ORACLE_CACHE_LINE) / size) { /* else no such block exists: out of memory */
+    bytes = (n * size + ORACLE_CACHE_LINE - 1) / ORACLE_CACHE_LINE * ORACLE_CACHE_LINE;
+    p = aligned_alloc(ORACLE_CACHE_LINE, bytes);
+    if (p) memset(p, 0, bytes);
+  }
+  if (!p) {
+    fprintf(stderr, "%s:%d: out of memory\n", __FILE__, line);
+    abort();
+  }
+  return p;
+}
+
+long long oracle_worker_stride(long long count, size_t size) {
+  size_t a = ORACLE_CACHE_LINE, b = size ? size : 1, t;
+  long long step;
+  while (b) t = a % b, a = b, b = t; /* a = gcd(line, size) */
+  step = (long long)(ORACLE_CACHE_LINE / a); /* the fewest elements that fill whole lines */
+  return (count + step - 1) / step * step;
 }

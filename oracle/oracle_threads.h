@@ -18,6 +18,8 @@
 #ifndef ORACLE_THREADS_H
 #define ORACLE_THREADS_H
 
+#include <stddef.h>
+
 #define ORACLE_THREADS_MAX 1024 /* a sanity cap on the setting, not a tuning knob */
 
 /* n >= 1 fixes the thread count; n <= 0 returns to the environment / processor default. */
@@ -47,5 +49,22 @@ typedef void (*oracle_range_fn)(void *ctx, long long begin, long long end, int w
 ** its share, so the call never fails.  Returns after every item is done.
 */
 void oracle_parallel_for(long long count, int workers, oracle_range_fn fn, void *ctx);
+
+/*
+** calloc that aborts with the caller's line when memory runs out (the oracle
+** has no error class for it).  The block starts on a cache line and owns
+** whole lines, so scratch given to different workers never shares a line:
+** a line that two workers write in a hot loop (the ratio-4 scorer's dot
+** sums) cost that stage a third of its 2-thread speed.
+*/
+#define ORACLE_CACHE_LINE 64 /* bytes, on x86-64 and Arm servers alike */
+void *oracle_alloc_or_die(size_t count, size_t size, int line);
+
+/*
+** count rounded up to the next count whose elements of size bytes fill
+** whole cache lines: the stride of per-worker slices cut from one oracle_alloc_or_die
+** block, each slice then on lines of its own.
+*/
+long long oracle_worker_stride(long long count, size_t size);
 
 #endif

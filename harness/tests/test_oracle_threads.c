@@ -19,6 +19,7 @@
 #include "oracle/tensor.h"
 
 #include <criterion/criterion.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -185,4 +186,35 @@ Test(oracle_threads, count_comes_from_the_setting_then_the_environment) {
   unsetenv("BITGATE_ORACLE_THREADS");
   cr_expect_eq(oracle_parallel_workers(100, 1) <= online, 1);
   cr_expect_eq(oracle_parallel_workers(3, 4), 1, "a call with less than one grain stays on one thread");
+}
+
+/*
+** Speed, not bytes: the ratio-4 scorer's per-worker dot sums once shared a
+** cache line with the next worker's scratch, and two threads ran that stage
+** at 1.5x instead of 2x.  Every oracle scratch block now starts on a line and
+** owns whole lines, and per-worker slices of one block are a whole number of
+** lines apart.  Sizes that are not a line's multiple are the ones that broke.
+*/
+Test(oracle_threads, worker_scratch_never_shares_a_cache_line) {
+  static const size_t sizes[] = {1, 4, 8, 12, 24, 2 * 583};
+  static const long long counts[] = {1, 3, 17, 64, 65, 640};
+  size_t s;
+  int c;
+  for (s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
+    for (c = 0; c < (int)(sizeof counts / sizeof counts[0]); c++) {
+      const long long stride = oracle_worker_stride(counts[c], sizes[s]);
+      unsigned char *a = oracle_alloc_or_die((size_t)counts[c], sizes[s], __LINE__);
+      unsigned char *b = oracle_alloc_or_die((size_t)counts[c], sizes[s], __LINE__);
+      const size_t bytes = (size_t)counts[c] * sizes[s];
+      size_t i;
+      cr_expect_eq((uintptr_t)a % ORACLE_CACHE_LINE, 0, "%lld x %zu bytes: block not on a line", counts[c], sizes[s]);
+      cr_expect(b >= a + bytes + (ORACLE_CACHE_LINE - bytes % ORACLE_CACHE_LINE) % ORACLE_CACHE_LINE ||
+                    a >= b + bytes + (ORACLE_CACHE_LINE - bytes % ORACLE_CACHE_LINE) % ORACLE_CACHE_LINE,
+                "%lld x %zu bytes: two blocks share a line", counts[c], sizes[s]);
+      for (i = 0; i < bytes; i++) cr_assert_eq(a[i], 0, "the block is not zeroed at byte %zu", i);
+      cr_expect_geq(stride, counts[c]);
+      cr_expect_eq((size_t)stride * sizes[s] % ORACLE_CACHE_LINE, 0, "%lld x %zu bytes: stride %lld leaves slices sharing lines", counts[c], sizes[s], stride);
+      free(a);
+      free(b);
+    }
 }
