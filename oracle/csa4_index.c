@@ -121,6 +121,21 @@ static long long causal_limit(const csa_dims *d, long long s) {
 }
 
 /*
+** HEAD_LANES heads' dot products with one key: dot[k] = sum_d q[d * ih + k]
+** * key[d], d ascending.  The sums are independent and advance together in
+** locals, which the compiler keeps in (vector) registers; through memory,
+** every term was a store and a reload of the same slot.
+*/
+#define HEAD_LANES 8
+static void dot_heads(const float *q, long long ih, const float *key, float *dot) {
+  float acc[HEAD_LANES] = {0.0f};
+  int dd, k;
+  for (dd = 0; dd < CSA4_INDEX_DIM; dd++)
+    for (k = 0; k < HEAD_LANES; k++) acc[k] = acc[k] + q[dd * ih + k] * key[dd];
+  for (k = 0; k < HEAD_LANES; k++) dot[k] = acc[k];
+}
+
+/*
 ** R5 (seed:621-644) for records [r0, r1) of row (b, s): scores[r].  Each
 ** record's score depends on that record alone, so record ranges may go to
 ** different workers; dot is the worker's [IH] scratch.
@@ -139,10 +154,11 @@ static void score_records(const index_job *j, long long b, long long s, const fl
         (const unsigned char *)j->key_cache->data + (b * d->index_present_capacity + r) * CSA4_INDEX_RECORD_BYTES;
     float score = 0.0f;
     for (dd = 0; dd < CSA4_INDEX_DIM; dd++) key[dd] = nx_csa_fp4_record_value(rec, dd);
-    for (h = 0; h < ih; h++) dot[h] = 0.0f;
-    for (dd = 0; dd < CSA4_INDEX_DIM; dd++) {
-      const float *qd = query_t + dd * ih, kd = key[dd];
-      for (h = 0; h < ih; h++) dot[h] = dot[h] + qd[h] * kd;
+    for (h = 0; h + HEAD_LANES <= ih; h += HEAD_LANES) dot_heads(query_t + h, ih, key, dot + h);
+    for (; h < ih; h++) { /* the heads after the last whole group, one at a time */
+      float acc = 0.0f;
+      for (dd = 0; dd < CSA4_INDEX_DIM; dd++) acc = acc + query_t[dd * ih + h] * key[dd];
+      dot[h] = acc;
     }
     for (h = 0; h < ih; h++) score = score + (nx_maxf(dot[h], 0.0f) * weight[h]) * ws;
     scores[r] = score;
