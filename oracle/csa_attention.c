@@ -100,7 +100,7 @@ void csa_attend_row(const float *q, const float *const *values, long long count,
                     long long bias_step, float scale, float sink, float *prob, float *score, long long score_len,
                     float *y) {
   const float m = row_scores(q, values, count, bias_row, bias_step, scale, score, score_len);
-  float den = 0.0f;
+  float den = 0.0f, acc[CSA_HEAD_DIM];
   long long c;
   int dd;
   for (dd = 0; dd < CSA_HEAD_DIM; dd++) y[dd] = 0.0f;
@@ -110,11 +110,14 @@ void csa_attend_row(const float *q, const float *const *values, long long count,
   den = den + nx_expf(sink - m); /* after the max: a logit-only mass */
   /* prob[c] is the same for every dim, so it is computed once per candidate */
   for (c = 0; c < count; c++) prob[c] = nx_csa_is_neg_inf(score[c]) ? 0.0f : nx_expf(score[c] - m) / den;
+  /* y's sums in a local array, which no value vector can alias: the dims then advance as vectors */
+  for (dd = 0; dd < CSA_HEAD_DIM; dd++) acc[dd] = 0.0f;
   for (c = 0; c < count; c++) {
-    const float *v = values[c];
+    const float *v = values[c], p = prob[c];
     if (nx_csa_is_neg_inf(score[c])) continue; /* -inf: not live, or masked by its bias */
-    for (dd = 0; dd < CSA_HEAD_DIM; dd++) y[dd] = y[dd] + prob[c] * v[dd];
+    for (dd = 0; dd < CSA_HEAD_DIM; dd++) acc[dd] = acc[dd] + p * v[dd];
   }
+  memcpy(y, acc, sizeof acc);
 }
 
 int csa_split_rows(long long rows, long long heads) {
