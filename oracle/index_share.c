@@ -100,16 +100,48 @@ typedef struct is_ctx {
   const long long *write_pos;
   tensor *y;
   index_share_trace *trace;
-  float *scratch; /* per worker 2K floats: scores (then exponentials), probabilities */
-  long long scratch_stride; /* floats between two workers' scratch: 2K on whole cache lines */
+  float *scratch; /* per worker 2K + 3H floats: a row_scratch */
+  long long scratch_stride; /* floats between two workers' scratch, on whole cache lines */
 } is_ctx;
 
-/* Element dd of present row t of (b, kv head h), as the kernel reads it back. */
-static float present_load(const is_ctx *x, const is_cache *c, long long b, long long h, long long t,
-                          long long dd) {
-  long long off;
+/* One worker's scratch, cut from is_ctx.scratch. */
+typedef struct row_scratch {
+  float *score, *prob; /* [K]: scores (then exponentials), probabilities */
+  float *q_scaled;     /* [H]: the row's q[d] * sqrt_scale, the same for every key */
+  float *kv;           /* [H]: one present K or V row as the kernel reads it back */
+  float *y;            /* [H]: Y's sums */
+} row_scratch;
+
+/*
+** Present row t of (b, kv head h), every element as the kernel reads it back:
+** tensor_load_f32 then storage_round_trip, with the type tests out of the
+** loop.  A half stored as its own type comes back unchanged unless it is a
+** NaN (test_numerics_formats checks all 65,536 of each), so only a NaN pays
+** for the conversion.
+*/
+static void present_row(const is_ctx *x, const is_cache *c, long long b, long long h, long long t, float *out) {
+  const long long n = x->d->head_size;
+  const dtype store = x->d->dt;
+  long long off, dd;
   const tensor *src = present_source(x->d, c, x->write_pos[b], b, h, t, &off);
-  return storage_round_trip(x->d->dt, tensor_load_f32(src, off + dd));
+  const nx_u16 *half = (const nx_u16 *)src->data + off;
+  switch (src->dt) {
+  case DTYPE_F32:
+    for (dd = 0; dd < n; dd++) out[dd] = storage_round_trip(store, ((const float *)src->data)[off + dd]);
+    break;
+  case DTYPE_F16:
+    for (dd = 0; dd < n; dd++) {
+      const float v = nx_f16_to_f32(half[dd]);
+      out[dd] = store == DTYPE_F16 && v == v ? v : storage_round_trip(store, v);
+    }
+    break;
+  default:
+    for (dd = 0; dd < n; dd++) {
+      const float v = nx_bf16_to_f32(half[dd]);
+      out[dd] = store == DTYPE_BF16 && v == v ? v : storage_round_trip(store, v);
+    }
+    break;
+  }
 }
 
 /* Entries before the first -1 (the validated row's selected keys). */
@@ -120,36 +152,43 @@ static long long row_valid_count(const is_ctx *x, long long index_row) {
   return s;
 }
 
+/* y[d] = y[d] + p * v[d]: the two never overlap, so the dims may advance as vectors. */
+static void add_scaled_row(float *restrict y, const float *restrict v, float p, long long n) {
+  long long dd;
+  for (dd = 0; dd < n; dd++) y[dd] = y[dd] + p * v[dd];
+}
+
 /* score = sum_d (q[d] * ss) * (K[key][d] * ss) from +0 ascending, then + bias. */
-static float row_score(const is_ctx *x, long long b, long long qh, long long qi, long long kvh,
-                       long long key) {
+static float row_score(const is_ctx *x, const row_scratch *w, long long b, long long qh, long long qi,
+                       long long kvh, long long key) {
   const index_share_dims *d = x->d;
-  long long qoff = ((b * d->q_heads + qh) * d->q_seq + qi) * d->head_size, dd;
-  float ss = d->sqrt_scale, acc = 0.0f;
-  for (dd = 0; dd < d->head_size; dd++) {
-    float qs = tensor_load_f32(x->q, qoff + dd) * ss;
-    float ks = present_load(x, &x->key, b, kvh, key, dd) * ss;
-    acc = acc + qs * ks;
-  }
+  const float ss = d->sqrt_scale;
+  float acc = 0.0f;
+  long long dd;
+  present_row(x, &x->key, b, kvh, key, w->kv);
+  for (dd = 0; dd < d->head_size; dd++) acc = acc + w->q_scaled[dd] * (w->kv[dd] * ss);
   if (d->has_bias) acc = acc + tensor_load_f32(x->bias, index_share_bias_offset(d, b, qh, qi, key));
   return acc;
 }
 
 /*
-** One output row (b, qh, qi): seed index_share_row, stages 1 to 3.  score and
-** prob are the calling worker's [K] scratch; the row writes only its own Y
-** row and trace columns, so rows may run on any thread in any order.
+** One output row (b, qh, qi): seed index_share_row, stages 1 to 3, on the
+** calling worker's scratch w; the row writes only its own Y row and trace
+** columns, so rows may run on any thread in any order.  Y's sums advance
+** key by key, all dims at once; each dim still adds its terms in key order.
 */
-static void row_attend(const is_ctx *x, float *score, float *prob, long long b, long long qh, long long qi) {
+static void row_attend(const is_ctx *x, const row_scratch *w, long long b, long long qh, long long qi) {
   const index_share_dims *d = x->d;
+  float *score = w->score, *prob = w->prob;
   long long K = d->selected_width, row = (b * d->q_heads + qh) * d->q_seq + qi;
   long long kvh = qh / d->group, ih = d->index_heads == 1 ? 0 : qh;
   long long index_row = ((b * d->index_heads + ih) * d->q_seq + qi) * K;
   long long valid = row_valid_count(x, index_row), s, dd;
   float m = nx_f32_from_bits(0xff800000u), sum = 0.0f, inv; /* m starts at -inf */
 
+  for (dd = 0; dd < d->head_size; dd++) w->q_scaled[dd] = tensor_load_f32(x->q, row * d->head_size + dd) * d->sqrt_scale;
   for (s = 0; s < valid; s++) {
-    score[s] = row_score(x, b, qh, qi, kvh, tensor_load_index(x->indices, index_row + s));
+    score[s] = row_score(x, w, b, qh, qi, kvh, tensor_load_index(x->indices, index_row + s));
     if (x->trace && x->trace->scores) x->trace->scores[row * K + s] = score[s];
   }
   for (s = 0; s < valid; s++) m = nx_maxf(m, score[s]);
@@ -168,22 +207,25 @@ static void row_attend(const is_ctx *x, float *score, float *prob, long long b, 
     prob[s] = score[s] * inv;
     if (x->trace && x->trace->probs) x->trace->probs[row * K + s] = prob[s];
   }
-  for (dd = 0; dd < d->head_size; dd++) {
-    float acc = 0.0f;
-    for (s = 0; s < valid; s++)
-      acc = acc +
-            prob[s] * present_load(x, &x->value, b, kvh, tensor_load_index(x->indices, index_row + s), dd);
-    tensor_store_f32(x->y, row * d->head_size + dd, acc);
+  for (dd = 0; dd < d->head_size; dd++) w->y[dd] = 0.0f;
+  for (s = 0; s < valid; s++) {
+    const float p = prob[s];
+    present_row(x, &x->value, b, kvh, tensor_load_index(x->indices, index_row + s), w->kv);
+    add_scaled_row(w->y, w->kv, p, d->head_size);
   }
+  for (dd = 0; dd < d->head_size; dd++) tensor_store_f32(x->y, row * d->head_size + dd, w->y[dd]);
 }
 
 /* Output rows [begin, end) in (b, qh, qi) order, on one worker's scratch. */
 static void rows_attend(void *ctx, long long begin, long long end, int worker) {
   const is_ctx *x = ctx;
-  float *score = x->scratch + worker * x->scratch_stride, *prob = score + x->d->selected_width;
+  const long long K = x->d->selected_width, H = x->d->head_size;
+  row_scratch w;
   long long r;
+  w.score = x->scratch + worker * x->scratch_stride, w.prob = w.score + K;
+  w.q_scaled = w.prob + K, w.kv = w.q_scaled + H, w.y = w.kv + H;
   for (r = begin; r < end; r++)
-    row_attend(x, score, prob, r / (x->d->q_heads * x->d->q_seq), r / x->d->q_seq % x->d->q_heads, r % x->d->q_seq);
+    row_attend(x, &w, r / (x->d->q_heads * x->d->q_seq), r / x->d->q_seq % x->d->q_heads, r % x->d->q_seq);
 }
 
 int oracle_index_share_run(const index_share_attrs *a, const tensor *const *inputs, int n_inputs,
@@ -217,7 +259,7 @@ int oracle_index_share_run(const index_share_attrs *a, const tensor *const *inpu
   x.trace = trace;
   rows = d.batch * d.q_heads * d.q_seq;
   workers = oracle_parallel_workers(rows, ROWS_PER_WORKER_MIN);
-  x.scratch_stride = oracle_worker_stride(2 * d.selected_width, sizeof(float));
+  x.scratch_stride = oracle_worker_stride(2 * d.selected_width + 3 * d.head_size, sizeof(float));
   x.scratch = oracle_alloc_or_die((size_t)(workers * x.scratch_stride), sizeof(float), __LINE__);
   if (n_outputs == 3) {
     build_present(&d, &x.key, write_pos, outputs[IS_OUT_PRESENT_KEY]);

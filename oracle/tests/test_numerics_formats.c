@@ -61,6 +61,16 @@ Test(formats, half_precision_storage) {
   cr_expect(nx_bf16_round_bits(0x1.fffffep127f) == 0x7f80, "seed formula: overflow to inf");
 }
 
+/* The IndexShare oracle reads a same-type half back without the store: it relies on this. */
+Test(formats, half_storage_round_trip_is_the_identity_but_for_nan) {
+  unsigned u;
+  for (u = 0; u <= 0xffffu; u++) {
+    const float b = nx_bf16_to_f32((nx_u16)u), h = nx_f16_to_f32((nx_u16)u);
+    cr_assert_eq(nx_bf16_from_f32(b), b != b ? 0x7fff : u, "bf16 0x%04x", u);
+    cr_assert_eq(nx_f16_from_f32(h), h != h ? 0x7fff : u, "f16 0x%04x", u);
+  }
+}
+
 Test(formats, bf16_seed_formula_does_not_preserve_nan) {
   /* documented in nx_half.h: the carry can leave the NaN range or wrap 2^32 */
   cr_expect(nx_bf16_round_bits(nx_f32_from_bits(0x7fffffffu)) == 0x8000);
