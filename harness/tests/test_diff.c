@@ -63,3 +63,35 @@ Test(diff, shape_mismatch) {
   cr_expect(tensor_diff_run(&ta, &tb, &d) > 0);
   cr_expect_str_eq(d.coords, "shape");
 }
+
+/*
+** Identical stretches are skipped a block at a time (diff.c): differences at
+** every block edge, in the last partial block, and NaN pairs in a later
+** block must still count, and the first one must still be reported.
+*/
+Test(diff, counts_and_first_mismatch_do_not_depend_on_the_block_walk) {
+  enum { N = 3 * 4096 + 17 }; /* bytes: three whole blocks of u8 and a partial one */
+  static const long long flips[] = {4095, 4096, 8191, 8192, 12288, N - 1};
+  static unsigned char a[N], b[N];
+  static nx_u16 ha[N / 2], hb[N / 2];
+  tensor ta = make(DTYPE_U8, a, 1, N), tb = make(DTYPE_U8, b, 1, N);
+  tensor_diff d;
+  size_t i;
+  memset(a, 0x5a, sizeof a);
+  memcpy(b, a, sizeof b);
+  for (i = 0; i < sizeof flips / sizeof flips[0]; i++) b[flips[i]] ^= 0x01;
+  cr_expect_eq(tensor_diff_run(&ta, &tb, &d), 6);
+  cr_expect_eq(d.first_offset, 4095);
+  cr_expect_str_eq(d.coords, "[0,4095]");
+  b[4095] = a[4095];
+  cr_expect_eq(tensor_diff_run(&ta, &tb, &d), 5);
+  cr_expect_eq(d.first_offset, 4096, "the first mismatch is the first of the second block");
+  for (i = 0; i < N / 2; i++) ha[i] = hb[i] = 0x3f80; /* bf16 1.0 */
+  ha[3000] = 0x7fc0, hb[3000] = 0x7fff; /* two NaNs: equivalent, in the second 4 KiB of the tensor */
+  hb[N / 2 - 1] = 0x3f81;              /* one ulp, in the last partial block */
+  ta = make(DTYPE_BF16, ha, 1, N / 2), tb = make(DTYPE_BF16, hb, 1, N / 2);
+  cr_expect_eq(tensor_diff_run(&ta, &tb, &d), 1);
+  cr_expect_eq(d.nan_equivalent, 1);
+  cr_expect_eq(d.first_offset, N / 2 - 1);
+  cr_expect_eq(d.ulp_distance, 1);
+}
