@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# ci/device_verify.sh: issue 8's re-verification on a lent GPU host, in one
+# call of at most ten minutes (the device tool's limit per command).
+#
+# Run there after `source ci/device_env.sh`.  Each step has its own time
+# limit, so a hung step costs its limit and not the rest; every log goes
+# under $OUT/verify (default ./verify-logs) and is packed into verify.tgz,
+# so whatever finished comes back even when the call is cut short.
+#
+#   1. the GPU tests but the two-minute hang test          (limit 120 s)
+#   2. the gate, every lane, fast variant, 4 workers       (limit 120 s)
+#   3. bitgate bench, both variants: ratio 128             (limit 150 s)
+#   4.   ratio 4 at 4K                                     (limit 100 s)
+#   5.   IndexShare                                        (limit 150 s)
+#   6. bitgate bench, fast only: ratio 4 at 64K            (limit 100 s)
+#      (the reference's 64K scoring takes seconds a replay)
+#   7. the oracle alone, 1 and 16 threads, on the two big
+#      shapes, with no GPU visible to it                   (limit 2 x 120 s)
+#
+# The limits add up to more than one call's ten minutes: give a call the
+# steps that fit, e.g. `ci/device_verify.sh 1 2 3 4` and then `5 6 7`.
+# Usage: ci/device_verify.sh [STEP...]   (default: every step)
+set -u
+out=${OUT:-$PWD/verify-logs}
+logs=$out/verify
+db=${BITGATE_VERIFY_DB_DIR:-$out}
+mkdir -p "$logs"
+steps=${*:-1 2 3 4 5 6 7}
+
+# step NAME LIMIT COMMAND...: runs it with its limit, records exit status and seconds.
+step() {
+  local name=$1 limit=$2 t0 rc
+  shift 2
+  t0=$(date +%s)
+  timeout "$limit" "$@" > "$logs/$name.log" 2>&1
+  rc=$?
+  echo "$name rc=$rc $(( $(date +%s) - t0 )) s" | tee -a "$logs/summary.txt"
+  tar -C "$out" -czf "$out/verify.tgz" verify
+}
+
+bench() { # bench NAME LIMIT VARIANT FILTER
+  step "$1" "$2" build/bitgate bench --variant "$3" --runs 20 --filter "$4" --db "$db/bench.db"
+}
+
+for s in $steps; do
+  case $s in
+  1) step ctest_gpu 120 ctest --test-dir build -L gpu -E worker --output-on-failure ;;
+  2) step gate_fast_j4 120 build/bitgate run --suite gate --jobs 4 --db "$db/gate.db" ;;
+  3) bench bench_csa128 150 both 'csa128*' ;;
+  4) bench bench_csa4_4k 100 both 'csa4 pos 4096*' ;;
+  5) bench bench_index_share 150 both 'IndexShare*' ;;
+  6) bench bench_csa4_64k 100 fast 'csa4 pos 65536*' ;;
+  7) for t in 1 16; do
+       step "oracle_t$t" 120 env CUDA_VISIBLE_DEVICES= BITGATE_ORACLE_THREADS=$t sh -c \
+         "build/bitgate bench --filter 'csa4 pos 65536, B=64' --db '$db/oracle.db' &&
+          build/bitgate bench --filter 'IndexShare K=2048, heads 64, B=64' --db '$db/oracle.db'"
+     done ;;
+  *) echo "device_verify: no step '$s' (steps are 1 to 7)" >&2; exit 2 ;;
+  esac
+done
