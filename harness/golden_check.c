@@ -102,8 +102,8 @@ static void note_store_error(golden_check *g) {
 /*
 ** New payloads wait in g->pending until the case ends (or they pass
 ** PENDING_FLUSH_BYTES): then store_golden_put_many compresses them on every
-** core and writes them in one transaction.  Pinning is dominated by zlib at
-** level 9, so this is what keeps the first nightly short.
+** core and writes them in one transaction.  Pinning is dominated by zlib
+** (store_golden.c), so this is what keeps the first nightly short.
 */
 #define PENDING_FLUSH_BYTES ((size_t)256 << 20)
 

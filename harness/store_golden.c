@@ -3,7 +3,7 @@
 **
 ** A payload is the raw bytes of one tensor at one pipeline stage of one case
 ** step, from the oracle or from the device's debug capture.  It is stored as
-** a zlib stream (compress2) with its uncompressed size in raw_bytes, so that
+** a zlib stream (golden_deflate) with its uncompressed size in raw_bytes, so that
 ** a read can allocate exactly and check that it got every byte back.  The
 ** digest is the caller's (the harness's library digest) and is the payload's
 ** identity: equal digests mean equal payloads.
@@ -68,24 +68,65 @@ static int store_golden_prepare(store *s, const char *zSql, const store_golden_k
 }
 
 /*
+** Payloads larger than this are sampled first (GOLDEN_SAMPLE_BYTES at their
+** start, deflated at level 1) to pick how the whole is deflated (below).
+*/
+#define GOLDEN_SAMPLE_MIN (256 * 1024)
+#define GOLDEN_SAMPLE_BYTES (64 * 1024)
+
+/* One deflate of n bytes at level into out (capacity *nOut); Z_OK or a zlib code, *nOut the stream's size. */
+static int golden_deflate_with(const unsigned char *data, size_t n, int level, int strategy, unsigned char *out,
+                               size_t *nOut) {
+  const size_t step = (uInt)-1; /* zlib counts a call's bytes in a uInt */
+  size_t in_left = n, out_left = *nOut;
+  z_stream z;
+  int zrc;
+  memset(&z, 0, sizeof z);
+  if ((zrc = deflateInit2(&z, level, Z_DEFLATED, 15, 8, strategy)) != Z_OK) return zrc;
+  z.next_in = (Bytef *)data, z.next_out = out;
+  do {
+    if (!z.avail_in) z.avail_in = (uInt)(in_left < step ? in_left : step), in_left -= z.avail_in;
+    if (!z.avail_out) z.avail_out = (uInt)(out_left < step ? out_left : step), out_left -= z.avail_out;
+    zrc = deflate(&z, in_left || z.avail_in ? Z_NO_FLUSH : Z_FINISH);
+  } while (zrc == Z_OK && (z.avail_out || out_left));
+  *nOut = (size_t)(z.next_out - out);
+  deflateEnd(&z);
+  return zrc == Z_STREAM_END ? Z_OK : (zrc == Z_OK ? Z_BUF_ERROR : zrc);
+}
+
+/*
 ** Compresses n bytes of data into a malloc'd *pOut of *pnOut bytes; 0, or a
-** zlib code / -1.  Level 6: level 9's long match chains crawl on quantized
-** payloads (IndexQueryFinalize's FP4 round trips: 1 MB/s at level 9, 13 at
-** 6, for 17 % against 20 % of the raw size), and elsewhere 9 saves under a
-** tenth of what 6 leaves.  Any level reads back the same.
+** zlib code / -1.  Any zlib stream reads back the same, so the choice is
+** only time against size.  Small payloads (most of the gate's): level 6.
+** Level 9's long match chains crawl on quantized payloads (IndexQueryFinalize's
+** FP4 round trips: 1 MB/s at level 9, 11-13 at 6, for 17 % against 20 % of
+** the raw size), and elsewhere 9 saves under a tenth of what 6 leaves.  A
+** large payload is sampled: if level 1 leaves above 80 % of the sample, the
+** whole is Huffman-coded alone (the present K/V caches, random half floats
+** and 80 % of a nightly's bytes: 0.90 at level 6 at 35 MB/s, 0.92 this way
+** at 127 MB/s); otherwise level 4 (IndexQueryFinalize 0.24 at 46 MB/s, the
+** selections 0.125 at 153 MB/s against 25 at level 6).  Measured here on
+** 2026-12-01 (docs/CORPUS.md): the nightly's oracle lane, pinning every
+** payload, 246 s -> 201 s; the gate's store 186.6 -> 191.6 MiB (limit 200).
 */
 static int golden_deflate(const void *data, size_t n, unsigned char **pOut, size_t *pnOut) {
   static const unsigned char empty[1];
-  uLongf nOut;
-  int zrc;
+  const unsigned char *in = data ? data : empty;
+  int level = 6, strategy = Z_DEFAULT_STRATEGY, zrc;
+  size_t cap;
   *pOut = NULL;
   if ((uLong)n != n) return -1;
-  nOut = compressBound((uLong)n);
-  if (!(*pOut = malloc(nOut))) return -1;
-  zrc = compress2(*pOut, &nOut, data ? data : empty, (uLong)n, 6);
-  if (zrc != Z_OK) return zrc;
-  *pnOut = nOut;
-  return 0;
+  cap = compressBound((uLong)n);
+  if (!(*pOut = malloc(cap))) return -1;
+  if (n > GOLDEN_SAMPLE_MIN) {
+    size_t sample = cap;
+    zrc = golden_deflate_with(in, GOLDEN_SAMPLE_BYTES, 1, Z_DEFAULT_STRATEGY, *pOut, &sample);
+    if (zrc != Z_OK) return zrc;
+    level = 4;
+    if (sample * 5 > (size_t)GOLDEN_SAMPLE_BYTES * 4) strategy = Z_HUFFMAN_ONLY;
+  }
+  *pnOut = cap;
+  return golden_deflate_with(in, n, level, strategy, *pOut, pnOut);
 }
 
 /* One batch being written: the items and their zlib streams. */
@@ -145,8 +186,7 @@ cleanup:
 }
 
 /*
-** Compression is the slow part of pinning (level 9 keeps the gate's goldens
-** small), so the batch is compressed on `threads` workers first; the writes
+** Compression is the slow part of pinning (golden_deflate), so the batch is compressed on `threads` workers first; the writes
 ** then go in one transaction, all or none.
 */
 int store_golden_put_many(store *s, const store_golden_item *items, int n, int threads) {

@@ -91,7 +91,7 @@ static const char store_schema_v1[] =
   "  shape          TEXT NOT NULL,\n"
   "  raw_bytes      INTEGER NOT NULL CHECK (raw_bytes >= 0),\n" /* uncompressed size */
   "  digest         TEXT NOT NULL,\n"
-  "  payload        BLOB NOT NULL,\n" /* zlib stream (compress2) */
+  "  payload        BLOB NOT NULL,\n" /* zlib stream (store_golden.c: golden_deflate) */
   "  created_run_id INTEGER REFERENCES runs(id),\n"
   "  UNIQUE (case_id, step, stage, tensor, source, oracle_version)\n"
   ");\n"

@@ -600,6 +600,48 @@ Test(store, golden_round_trip) {
   store_close(s);
 }
 
+/*
+** Payloads above the sampling size (store_golden.c): a noisy one is deflated
+** with Huffman coding alone, a smooth one at level 1, and one whose start is
+** smooth and whose rest is noise by what its start says.  Each reads back
+** byte for byte, and none grows much beyond its raw size.
+*/
+Test(store, large_golden_payloads_read_back_whatever_their_deflate) {
+  enum { N = 3 * 1024 * 1024 + 5 };
+  store *s = store_open_ok(tmp_path(0, "golden-large.db"));
+  sqlite3 *db = store_sqlite(s);
+  unsigned char *pay[3];
+  static const char *const stage[3] = {"Noise", "Smooth", "Mixed"};
+  unsigned x = 88675123u;
+  long long run_id = 0;
+  int k, i;
+  for (k = 0; k < 3; k++) cr_assert_not_null(pay[k] = malloc(N));
+  for (i = 0; i < N; i++) {
+    x ^= x << 13, x ^= x >> 17, x ^= x << 5;
+    pay[0][i] = (unsigned char)x;
+    pay[1][i] = (unsigned char)((i / 8) % 11);
+    pay[2][i] = i < 128 * 1024 ? pay[1][i] : pay[0][i];
+  }
+  cr_assert_eq(store_run_begin(s, NULL, &run_id), 0);
+  cr_assert_eq(store_case_put(s, "csa.r4.0badcafe", "CompressedSparseAttention", "r4", "csa r4", run_id), 0);
+  for (k = 0; k < 3; k++)
+    cr_assert_eq(store_golden_put(s, "csa.r4.0badcafe", 0, stage[k], "t", "oracle", 1, "u8", "[3145733]", pay[k], N,
+                                  stage[k], run_id), 0, "%s: %s", stage[k], store_errmsg(s));
+  cr_assert_lt(sql_int(db, "SELECT length(payload) FROM golden_payloads WHERE stage = 'Noise'"), N + N / 100);
+  cr_assert_lt(sql_int(db, "SELECT length(payload) FROM golden_payloads WHERE stage = 'Smooth'"), N / 20);
+  cr_assert_lt(sql_int(db, "SELECT length(payload) FROM golden_payloads WHERE stage = 'Mixed'"), N + N / 100);
+  for (k = 0; k < 3; k++) {
+    void *got = NULL;
+    size_t n = 0;
+    cr_assert_eq(store_golden_get(s, "csa.r4.0badcafe", 0, stage[k], "t", "oracle", 1, &got, &n), 0, "%s: %s",
+                 stage[k], store_errmsg(s));
+    cr_assert(n == (size_t)N && memcmp(got, pay[k], N) == 0, "%s: the bytes read back differ", stage[k]);
+    free(got);
+    free(pay[k]);
+  }
+  store_close(s);
+}
+
 Test(store, golden_replace_rules) {
   store *s = store_open_ok(tmp_path(0, "golden-rules.db"));
   const char *cid = "csa.r4.00000042";
