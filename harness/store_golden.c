@@ -186,7 +186,8 @@ cleanup:
 }
 
 /*
-** Compression is the slow part of pinning (golden_deflate), so the batch is compressed on `threads` workers first; the writes
+** Compression is the slow part of pinning (golden_deflate), so the batch
+** is compressed on `threads` workers first; the writes
 ** then go in one transaction, all or none.
 */
 int store_golden_put_many(store *s, const store_golden_item *items, int n, int threads) {

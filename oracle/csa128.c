@@ -226,13 +226,13 @@ int oracle_csa128_run(const csa_attrs *a, const tensor *const *inputs, int n_inp
   /* rows in parallel (each row's heads in turn), or rows in turn (csa_attend_heads spreads the heads) */
   workers = csa_split_rows(d.seq, d.heads) ? oracle_parallel_workers(d.seq, 1) : 1;
   j.buf = oracle_alloc_or_die((size_t)(d.format == CSA_CACHE_FP8 ? d.present_records : 0) * CSA_HEAD_DIM,
-                           sizeof *j.buf, __LINE__);
-  j.rec = oracle_alloc_or_die((size_t)d.present_records, sizeof *j.rec, __LINE__);
+                           sizeof *j.buf, __FILE__, __LINE__);
+  j.rec = oracle_alloc_or_die((size_t)d.present_records, sizeof *j.rec, __FILE__, __LINE__);
   j.value_stride = oracle_worker_stride(d.score_stride, sizeof *j.values);
   j.float_stride = oracle_worker_stride(d.score_stride, sizeof *j.prob);
-  j.values = oracle_alloc_or_die((size_t)(workers * j.value_stride), sizeof *j.values, __LINE__);
-  j.prob = oracle_alloc_or_die((size_t)(workers * j.float_stride), sizeof *j.prob, __LINE__);
-  j.score = oracle_alloc_or_die((size_t)(workers * j.float_stride), sizeof *j.score, __LINE__);
+  j.values = oracle_alloc_or_die((size_t)(workers * j.value_stride), sizeof *j.values, __FILE__, __LINE__);
+  j.prob = oracle_alloc_or_die((size_t)(workers * j.float_stride), sizeof *j.prob, __FILE__, __LINE__);
+  j.score = oracle_alloc_or_die((size_t)(workers * j.float_stride), sizeof *j.score, __FILE__, __LINE__);
   for (j.b = 0; j.b < d.batch; j.b++) {
     oracle_parallel_for(d.present_records, oracle_parallel_workers(d.present_records, RECORDS_PER_WORKER_MIN),
                         records_view, &j);

@@ -102,7 +102,7 @@ int oracle_csa4_run(const csa_attrs *a, const tensor *const *inputs, int n_input
   if (!rc) rc = csa_validate_cursor(&d, inputs[CSA_IN_TOTAL_SEQ], err);
   if (rc) return rc;
   csa4_compress(&d, inputs, outputs, trace ? trace->records : NULL, trace ? trace->index_records : NULL);
-  selection = oracle_alloc_or_die((size_t)(d.batch * d.seq * d.topk), sizeof *selection, __LINE__);
+  selection = oracle_alloc_or_die((size_t)(d.batch * d.seq * d.topk), sizeof *selection, __FILE__, __LINE__);
   csa4_index_select(&d, inputs, outputs, selection, trace ? trace->index_query : NULL,
                     trace ? trace->index_scores : NULL);
   if (trace && trace->selection)
@@ -111,12 +111,12 @@ int oracle_csa4_run(const csa_attrs *a, const tensor *const *inputs, int n_input
   /* rows in parallel (each row's heads in turn), or rows in turn (csa_attend_heads spreads the heads) */
   workers = csa_split_rows(d.batch * d.seq, d.heads) ? oracle_parallel_workers(d.batch * d.seq, 1) : 1;
   j.d = &d, j.in = inputs, j.out = outputs, j.selection = selection, j.trace = trace;
-  j.scratch = oracle_alloc_or_die((size_t)workers, sizeof *j.scratch, __LINE__);
+  j.scratch = oracle_alloc_or_die((size_t)workers, sizeof *j.scratch, __FILE__, __LINE__);
   for (w = 0; w < workers; w++) {
-    j.scratch[w].records = oracle_alloc_or_die((size_t)(d.topk * CSA_HEAD_DIM), sizeof(float), __LINE__);
-    j.scratch[w].values = oracle_alloc_or_die((size_t)d.score_stride, sizeof(float *), __LINE__);
-    j.scratch[w].prob = oracle_alloc_or_die((size_t)d.score_stride, sizeof(float), __LINE__);
-    j.scratch[w].score = oracle_alloc_or_die((size_t)d.score_stride, sizeof(float), __LINE__);
+    j.scratch[w].records = oracle_alloc_or_die((size_t)(d.topk * CSA_HEAD_DIM), sizeof(float), __FILE__, __LINE__);
+    j.scratch[w].values = oracle_alloc_or_die((size_t)d.score_stride, sizeof(float *), __FILE__, __LINE__);
+    j.scratch[w].prob = oracle_alloc_or_die((size_t)d.score_stride, sizeof(float), __FILE__, __LINE__);
+    j.scratch[w].score = oracle_alloc_or_die((size_t)d.score_stride, sizeof(float), __FILE__, __LINE__);
   }
   oracle_parallel_for(d.batch * d.seq, workers, attend_rows, &j);
   for (w = 0; w < workers; w++) {

@@ -78,10 +78,10 @@ typedef struct index_job {
 } index_job;
 
 static void scratch_alloc(const csa_dims *d, row_scratch *x) {
-  x->query_t = oracle_alloc_or_die((size_t)(CSA4_INDEX_DIM * d->index_heads), sizeof(float), __LINE__);
-  x->dot = oracle_alloc_or_die((size_t)d->index_heads, sizeof(float), __LINE__);
-  x->scores = oracle_alloc_or_die((size_t)d->index_present_capacity, sizeof(float), __LINE__);
-  x->order = oracle_alloc_or_die((size_t)d->index_present_capacity, sizeof(ranked), __LINE__);
+  x->query_t = oracle_alloc_or_die((size_t)(CSA4_INDEX_DIM * d->index_heads), sizeof(float), __FILE__, __LINE__);
+  x->dot = oracle_alloc_or_die((size_t)d->index_heads, sizeof(float), __FILE__, __LINE__);
+  x->scores = oracle_alloc_or_die((size_t)d->index_present_capacity, sizeof(float), __FILE__, __LINE__);
+  x->order = oracle_alloc_or_die((size_t)d->index_present_capacity, sizeof(ranked), __FILE__, __LINE__);
 }
 
 static void scratch_free(row_scratch *x) {
@@ -220,7 +220,7 @@ void csa4_index_select(const csa_dims *d, const tensor *const *in, tensor *const
   j.d = d, j.in = in, j.key_cache = out[CSA_OUT_PRESENT_INDEX_KEY], j.selection = selection;
   j.query_trace = query_trace, j.scores_trace = scores_trace, j.dots = NULL;
   if (row_workers >= record_workers) { /* many rows (or few records): whole rows per worker */
-    j.rows = oracle_alloc_or_die((size_t)row_workers, sizeof *j.rows, __LINE__);
+    j.rows = oracle_alloc_or_die((size_t)row_workers, sizeof *j.rows, __FILE__, __LINE__);
     for (w = 0; w < row_workers; w++) scratch_alloc(d, &j.rows[w]);
     oracle_parallel_for(rows, row_workers, index_rows, &j);
     for (w = 0; w < row_workers; w++) scratch_free(&j.rows[w]);
@@ -228,10 +228,10 @@ void csa4_index_select(const csa_dims *d, const tensor *const *in, tensor *const
     return;
   }
   /* few rows over many records (long-context decode): rows in turn, each row's records spread */
-  j.rows = oracle_alloc_or_die(1, sizeof *j.rows, __LINE__);
+  j.rows = oracle_alloc_or_die(1, sizeof *j.rows, __FILE__, __LINE__);
   scratch_alloc(d, &j.rows[0]);
   j.dot_stride = oracle_worker_stride(d->index_heads, sizeof *j.dots);
-  j.dots = oracle_alloc_or_die((size_t)(record_workers * j.dot_stride), sizeof *j.dots, __LINE__);
+  j.dots = oracle_alloc_or_die((size_t)(record_workers * j.dot_stride), sizeof *j.dots, __FILE__, __LINE__);
   for (j.b = 0; j.b < d->batch; j.b++)
     for (j.s = 0; j.s < d->seq; j.s++) {
       const long long limit = causal_limit(d, j.s);

@@ -167,7 +167,7 @@ void csa_attend_heads(const csa_dims *d, const tensor *const *in, tensor *const 
   j.prob = prob, j.score = score, j.stride = 0, j.trace_scores = trace_scores, j.trace_output = trace_output;
   if (workers > 1) { /* the caller's scratch serves one worker; the split needs one each */
     j.stride = oracle_worker_stride(d->score_stride, sizeof *own);
-    own = oracle_alloc_or_die((size_t)(2 * workers * j.stride), sizeof *own, __LINE__);
+    own = oracle_alloc_or_die((size_t)(2 * workers * j.stride), sizeof *own, __FILE__, __LINE__);
     j.prob = own, j.score = own + workers * j.stride;
   }
   oracle_parallel_for(d->heads, workers, heads_range, &j);

@@ -186,7 +186,8 @@ static void row_attend(const is_ctx *x, const row_scratch *w, long long b, long 
   long long valid = row_valid_count(x, index_row), s, dd;
   float m = nx_f32_from_bits(0xff800000u), sum = 0.0f, inv; /* m starts at -inf */
 
-  for (dd = 0; dd < d->head_size; dd++) w->q_scaled[dd] = tensor_load_f32(x->q, row * d->head_size + dd) * d->sqrt_scale;
+  for (dd = 0; dd < d->head_size; dd++)
+    w->q_scaled[dd] = tensor_load_f32(x->q, row * d->head_size + dd) * d->sqrt_scale;
   for (s = 0; s < valid; s++) {
     score[s] = row_score(x, w, b, qh, qi, kvh, tensor_load_index(x->indices, index_row + s));
     if (x->trace && x->trace->scores) x->trace->scores[row * K + s] = score[s];
@@ -237,9 +238,9 @@ int oracle_index_share_run(const index_share_attrs *a, const tensor *const *inpu
 
   rc = index_share_validate(a, inputs, n_inputs, (const tensor *const *)outputs, n_outputs, &d, err);
   if (rc) return rc;
-  valid_len = oracle_alloc_or_die((size_t)d.batch, sizeof *valid_len, __LINE__);
-  write_pos = oracle_alloc_or_die((size_t)d.batch, sizeof *write_pos, __LINE__);
-  bound = oracle_alloc_or_die((size_t)d.batch, sizeof *bound, __LINE__);
+  valid_len = oracle_alloc_or_die((size_t)d.batch, sizeof *valid_len, __FILE__, __LINE__);
+  write_pos = oracle_alloc_or_die((size_t)d.batch, sizeof *write_pos, __FILE__, __LINE__);
+  bound = oracle_alloc_or_die((size_t)d.batch, sizeof *bound, __FILE__, __LINE__);
   if (d.capacity_mode) index_share_capacity_frontier(&d, inputs[IS_IN_BIAS], valid_len, write_pos);
   for (b = 0; b < d.batch; b++) bound[b] = d.capacity_mode ? valid_len[b] : d.total_seq;
   rc = index_share_validate_indices(&d, inputs[IS_IN_INDICES], bound, err);
@@ -260,7 +261,7 @@ int oracle_index_share_run(const index_share_attrs *a, const tensor *const *inpu
   rows = d.batch * d.q_heads * d.q_seq;
   workers = oracle_parallel_workers(rows, ROWS_PER_WORKER_MIN);
   x.scratch_stride = oracle_worker_stride(2 * d.selected_width + 3 * d.head_size, sizeof(float));
-  x.scratch = oracle_alloc_or_die((size_t)(workers * x.scratch_stride), sizeof(float), __LINE__);
+  x.scratch = oracle_alloc_or_die((size_t)(workers * x.scratch_stride), sizeof(float), __FILE__, __LINE__);
   if (n_outputs == 3) {
     build_present(&d, &x.key, write_pos, outputs[IS_OUT_PRESENT_KEY]);
     build_present(&d, &x.value, write_pos, outputs[IS_OUT_PRESENT_VALUE]);

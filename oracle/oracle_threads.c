@@ -116,7 +116,7 @@ void oracle_parallel_for(long long count, int workers, oracle_range_fn fn, void 
   free(args);
 }
 
-void *oracle_alloc_or_die(size_t count, size_t size, int line) {
+void *oracle_alloc_or_die(size_t count, size_t size, const char *file, int line) {
   size_t n = count ? count : 1, bytes;
   void *p = NULL;
   if (size == 0) size = 1;
@@ -126,7 +126,7 @@ void *oracle_alloc_or_die(size_t count, size_t size, int line) {
     if (p) memset(p, 0, bytes);
   }
   if (!p) {
-    fprintf(stderr, "%s:%d: out of memory\n", __FILE__, line);
+    fprintf(stderr, "%s:%d: out of memory\n", file, line);
     abort();
   }
   return p;

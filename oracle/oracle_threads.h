@@ -51,14 +51,14 @@ typedef void (*oracle_range_fn)(void *ctx, long long begin, long long end, int w
 void oracle_parallel_for(long long count, int workers, oracle_range_fn fn, void *ctx);
 
 /*
-** calloc that aborts with the caller's line when memory runs out (the oracle
-** has no error class for it).  The block starts on a cache line and owns
+** calloc that aborts naming the caller's file and line when memory runs
+** out (the oracle has no error class for it).  The block starts on a cache line and owns
 ** whole lines, so scratch given to different workers never shares a line:
 ** a line that two workers write in a hot loop (the ratio-4 scorer's dot
 ** sums) cost that stage a third of its 2-thread speed.
 */
 #define ORACLE_CACHE_LINE 64 /* bytes, on x86-64 and Arm servers alike */
-void *oracle_alloc_or_die(size_t count, size_t size, int line);
+void *oracle_alloc_or_die(size_t count, size_t size, const char *file, int line);
 
 /*
 ** count rounded up to the next count whose elements of size bytes fill

@@ -203,8 +203,8 @@ Test(oracle_threads, worker_scratch_never_shares_a_cache_line) {
   for (s = 0; s < sizeof sizes / sizeof sizes[0]; s++)
     for (c = 0; c < (int)(sizeof counts / sizeof counts[0]); c++) {
       const long long stride = oracle_worker_stride(counts[c], sizes[s]);
-      unsigned char *a = oracle_alloc_or_die((size_t)counts[c], sizes[s], __LINE__);
-      unsigned char *b = oracle_alloc_or_die((size_t)counts[c], sizes[s], __LINE__);
+      unsigned char *a = oracle_alloc_or_die((size_t)counts[c], sizes[s], __FILE__, __LINE__);
+      unsigned char *b = oracle_alloc_or_die((size_t)counts[c], sizes[s], __FILE__, __LINE__);
       const size_t bytes = (size_t)counts[c] * sizes[s];
       size_t i;
       cr_expect_eq((uintptr_t)a % ORACLE_CACHE_LINE, 0, "%lld x %zu bytes: block not on a line", counts[c], sizes[s]);
@@ -213,7 +213,8 @@ Test(oracle_threads, worker_scratch_never_shares_a_cache_line) {
                 "%lld x %zu bytes: two blocks share a line", counts[c], sizes[s]);
       for (i = 0; i < bytes; i++) cr_assert_eq(a[i], 0, "the block is not zeroed at byte %zu", i);
       cr_expect_geq(stride, counts[c]);
-      cr_expect_eq((size_t)stride * sizes[s] % ORACLE_CACHE_LINE, 0, "%lld x %zu bytes: stride %lld leaves slices sharing lines", counts[c], sizes[s], stride);
+      cr_expect_eq((size_t)stride * sizes[s] % ORACLE_CACHE_LINE, 0,
+                   "%lld x %zu bytes: stride %lld leaves slices sharing lines", counts[c], sizes[s], stride);
       free(a);
       free(b);
     }
