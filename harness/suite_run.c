@@ -77,20 +77,6 @@ int suite_run_parse(const char *cmd, const char *default_suite, int argc, char *
   return parse_args(cmd, default_suite, argc, argv, &no_hooks, a);
 }
 
-static void tally_report(suite_run_tally *t, const case_report *r) {
-  int i, l;
-  t->cases++;
-  t->failed_cases += r->failed != 0;
-  t->waived_cases += !r->failed && gate_report_has_waived(r);
-  for (i = 0; i < r->n; i++)
-    for (l = 0; l < LANE_COUNT; l++)
-      if (!strcmp(r->rows[i].lane, lane_name((lane)l))) {
-        t->rows[l]++;
-        t->failed_rows[l] += gate_status_fails(r->rows[i].status);
-        t->waived_rows[l] += !strcmp(r->rows[i].status, "waived");
-      }
-}
-
 /* Everything one run holds open. */
 typedef struct suite_run_state {
   store *db;
@@ -127,7 +113,7 @@ static int case_recall(suite_run_state *st, const char *id) {
   resume_count_frozen(&st->frozen, &report);
   if (report.failed || gate_report_has_waived(&report)) progress_pause(&st->pg);
   gate_print_rows(stdout, id, &report);
-  tally_report(&st->t, &report);
+  suite_run_tally_add(&st->t, &report);
   st->resumed_cases++;
   return 1;
 }
@@ -152,7 +138,7 @@ static int case_record(suite_run_state *st, const char *id, case_report *report)
   gate_case_done(&st->gate, id, report); /* waivers and baseline see every check's rows */
   if (report->failed || gate_report_has_waived(report)) progress_pause(&st->pg); /* FAIL lines start on a clean line */
   gate_print_rows(stdout, id, report);
-  tally_report(&st->t, report);
+  suite_run_tally_add(&st->t, report);
   progress_case_done(&st->pg, report->failed);
   case_report_to_store(report, id, rows);
   return store_results_commit(st->db, st->run_id, rows, report->n);
@@ -214,15 +200,19 @@ static int print_frozen(const frozen_oracle *frozen, const suite_run_args *a) {
 
 static void print_summary(const suite_run_state *st, const suite_run_args *a, double seconds) {
   const suite_run_tally *t = &st->t;
-  int l;
+  int c, width = 8;
   char waived[48] = ""; /* waived is its own count: never folded into passed */
   if (t->waived_cases) snprintf(waived, sizeof waived, ", %lld waived", t->waived_cases);
   printf("run %lld: suite %s, %lld cases, %lld passed, %lld failed%s (%.1f s)\n", st->run_id, a->suite, t->cases,
          t->cases - t->failed_cases - t->waived_cases, t->failed_cases, waived, seconds);
-  for (l = 0; l < LANE_COUNT; l++)
-    if (t->rows[l]) {
-      printf("  lane %-8s %lld results, %lld failed", lane_name((lane)l), t->rows[l], t->failed_rows[l]);
-      if (t->waived_rows[l]) printf(", %lld waived", t->waived_rows[l]);
+  for (c = LANE_COUNT; c < TALLY_COLUMNS; c++)
+    if (t->rows[c]) width = 11; /* "capture@ref" */
+  for (c = 0; c < TALLY_COLUMNS; c++)
+    if (t->rows[c]) {
+      char name[24];
+      printf("  lane %-*s %lld results, %lld failed", width, run_tally_column_name(c, name, sizeof name), t->rows[c],
+             t->failed_rows[c]);
+      if (t->waived_rows[c]) printf(", %lld waived", t->waived_rows[c]);
       putchar('\n');
     }
   if (!st->ses.have_device) printf("  device lanes not run: %s\n", st->ses.device_reason);

@@ -12,6 +12,7 @@
 
 #include "harness/case_runner.h"
 #include "harness/gate.h"
+#include "harness/run_tally.h"
 #include "harness/shard.h"
 #include "harness/worker_pool.h"
 
@@ -28,10 +29,6 @@ typedef struct suite_run_args {
   worker_args workers; /* --workers, --in-process, --devices, --timeout (harness/worker_pool.h) */
 } suite_run_args;
 
-typedef struct suite_run_tally {
-  long long cases, failed_cases, rows[LANE_COUNT], failed_rows[LANE_COUNT];
-  long long waived_cases, waived_rows[LANE_COUNT]; /* waived: neither passed nor failed */
-} suite_run_tally;
 
 /* What a finished run hands to the end hook. */
 typedef struct suite_run_result {

@@ -19,7 +19,10 @@ const char worker_options_help[] =
     "  --devices all|LIST  one worker per GPU, e.g. 0,1 (default 0)\n"
     "  --jobs N       N workers per GPU (1-16, default 1) sharing it; each\n"
     "                 worker's oracle gets cores / workers threads unless\n"
-    "                 BITGATE_ORACLE_THREADS is set\n"
+    "                 BITGATE_ORACLE_THREADS is set.  Without MPS\n"
+    "                 (nvidia-cuda-mps-control -d) the workers' kernels take\n"
+    "                 turns on the GPU; with it they run at once (the serial\n"
+    "                 reference kernels of --variant both need that)\n"
     "  --timeout SECONDS   a case running longer is killed and recorded as\n"
     "                 'timeout' (workers only; default 600, 0: no limit)\n";
 
