@@ -238,8 +238,9 @@ static int csa4_prepare(device_csa4 *k, const csa_dims *d, const device_tensor *
 static int csa4_launch(device_csa4 *k, int id, unsigned long long grid, unsigned threads,
                        void **args) {
   if (grid == 0) return 0; /* no work */
-  return device_runtime_launch(k->base.rt, k->kernels[id], csa4_kernel_names[id], grid, threads,
-                               args);
+  if (k->variant == DEVICE_VARIANT_FAST) /* csa4.cu's kernels all begin with kernel_overlap_begin */
+    return device_runtime_launch_overlapped(k->base.rt, k->kernels[id], csa4_kernel_names[id], grid, threads, args);
+  return device_runtime_launch(k->base.rt, k->kernels[id], csa4_kernel_names[id], grid, threads, args);
 }
 
 static long long csa4_max_ll(long long a, long long b) { return a > b ? a : b; }
@@ -282,11 +283,11 @@ static int csa4_launch_compress(device_csa4 *k, csa4_step *st, int index_stream)
   /* fast: a cluster of `cluster` blocks a batch row (the kernels' __cluster_dims__), cluster-stride */
   const unsigned long long cluster = index_stream ? CSA4_INDEX_CLUSTER : CSA4_MAIN_CLUSTER;
   const int id = index_stream ? CSA4_K_INDEX : CSA4_K_MAIN;
-  unsigned long long rows = csa_device_blocks(st->shape.batch);
   if (st->shape.seq == 0) return 0;
-  if (k->variant == DEVICE_VARIANT_REFERENCE) return csa4_launch(k, id, rows, REF_SERIAL_THREADS, args);
-  if (rows > CSA_DEVICE_MAX_GRID / cluster) rows = CSA_DEVICE_MAX_GRID / cluster;
-  return csa4_launch(k, id, rows * cluster, index_stream ? CSA4_INDEX_THREADS : CSA4_MAIN_THREADS, args);
+  if (k->variant == DEVICE_VARIANT_REFERENCE)
+    return csa4_launch(k, id, csa_device_blocks(st->shape.batch), REF_SERIAL_THREADS, args);
+  return csa4_launch(k, id, csa_device_clusters(st->shape.batch, cluster),
+                     index_stream ? CSA4_INDEX_THREADS : CSA4_MAIN_THREADS, args);
 }
 
 /* Index-query finalize (CSA4_PART_QUERY), scoring (_SCORE), selection and (6 outputs) the broadcast (_SELECT). */
@@ -310,9 +311,10 @@ static int csa4_launch_select(device_csa4 *k, csa4_step *st, int part) {
                        query_args);
   if (part == CSA4_PART_SCORE)
     return csa4_launch(k, CSA4_K_SCORE, csa_device_blocks(rows * tiles), CSA4_SCORE_THREADS, score_args);
-  return csa4_launch(k, CSA4_K_SELECT, csa_device_blocks(rows),
-                     k->variant == DEVICE_VARIANT_REFERENCE ? REF_SERIAL_THREADS : CSA4_SELECT_THREADS,
-                     select_args) ||
+  return (k->variant == DEVICE_VARIANT_REFERENCE
+              ? csa4_launch(k, CSA4_K_SELECT, csa_device_blocks(rows), REF_SERIAL_THREADS, select_args)
+              : csa4_launch(k, CSA4_K_SELECT, csa_device_clusters(rows, CSA4_SELECT_CLUSTER), CSA4_SELECT_THREADS,
+                            select_args)) ||
          (st->has_selected &&
           csa4_launch(k, CSA4_K_BROADCAST,
                       csa_device_grid(rows * p->index_heads * p->topk, CSA4_BROADCAST_THREADS),

@@ -175,6 +175,12 @@ unsigned long long csa_device_blocks(long long n) {
                                                      : (unsigned long long)n;
 }
 
+unsigned long long csa_device_clusters(long long n, unsigned long long cluster) {
+  unsigned long long clusters = csa_device_blocks(n);
+  if (clusters > CSA_DEVICE_MAX_GRID / cluster) clusters = CSA_DEVICE_MAX_GRID / cluster;
+  return clusters * cluster;
+}
+
 int csa_device_capture(const csa_device_base *base, int (*run)(void *ctx, op_error *err), void *ctx,
                        device_graph **graph, op_error *err) {
   int rc;

@@ -98,4 +98,7 @@ unsigned long long csa_device_grid(long long n, unsigned threads);
 /* One block per work item, at most CSA_DEVICE_MAX_GRID (block-stride kernels). */
 unsigned long long csa_device_blocks(long long n);
 
+/* One cluster of `cluster` blocks per work item, at most CSA_DEVICE_MAX_GRID blocks (cluster-stride kernels). */
+unsigned long long csa_device_clusters(long long n, unsigned long long cluster);
+
 #endif /* DEVICE_CSA_DEVICE_COMMON_H */

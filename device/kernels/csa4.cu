@@ -23,8 +23,9 @@
 **   csa4_index_score     a tile of 32 records of one (b, s) row a block: a
 **                        record a lane, its index heads spread over the
 **                        warps (IndexScoring payload);
-**   csa4_select          one block per (b, s) row: the exact top-k, a radix
-**                        select then a bitonic sort (Selection payload);
+**   csa4_select          a cluster of 8 blocks per (b, s) row: the exact
+**                        top-k, a radix select then a rank by counting
+**                        (csa4_select.h; Selection payload);
 **   csa4_broadcast       the selection over the index heads (output 5, only
 **                        in the 6-output configuration);
 **   csa4_attn_scores,    csa_attention_tiles.h's three passes over the dense
@@ -61,8 +62,9 @@
 **       nx_csa_weight_scale(128, IH), dot_h = sum over d ascending of
 **       q_h[d] * nx_csa_fp4_record_value(key_r, d); records >= limit: -inf.
 **   selection: the first min(limit, topk) records in nx_csa_rank_before
-**       order (nx_csa_rank_key, a radix select of the k-th key then a sort
-**       of the chosen keys), -1 after them.  Exact: no float arithmetic.
+**       order (nx_csa_rank_key, a radix select of the k-th key then each
+**       chosen key's slot as the count of keys above it), -1 after them.
+**       Exact: no float arithmetic.
 **
 ** Floats are moved by their bits where the oracle copies them (carry, kv).
 ** All index arithmetic is 64-bit (long long).
@@ -77,8 +79,6 @@
 
 #define CSA4_MAIN_CARRY_ROW (CSA4_SLOTS_K * 2 * CSA4_SOURCE_K)        /* floats a batch row */
 #define CSA4_INDEX_CARRY_ROW (CSA4_SLOTS_K * 2 * CSA4_INDEX_SOURCE_K) /* floats a batch row */
-#define CSA4_RADIX_DIGITS 256
-#define CSA4_SELECT_BATCH 8 /* scores a selecting thread loads at once */
 
 /* The cursor, and csa_validate_cursor's rules for both caches (main, then index). */
 static __device__ __forceinline__ int csa4_cursor(csa_cursor *c, const long long *total_ptr,
@@ -115,6 +115,7 @@ extern "C" __global__ void __launch_bounds__(CSA4_STATE_THREADS)
                     const nx_u32 *past_index_carry, const nx_u8 *past_index_key, nx_u32 *carry,
                     nx_u8 *cache, nx_u32 *index_carry, nx_u8 *index_key,
                     const long long *total_ptr, unsigned *latch) {
+  kernel_overlap_begin();
   const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   const long long step = (long long)gridDim.x * blockDim.x;
   csa_cursor c;
@@ -144,6 +145,7 @@ extern "C" __global__ void __launch_bounds__(CSA4_STATE_THREADS)
 extern "C" __global__ void __cluster_dims__(CSA4_MAIN_CLUSTER, 1, 1) __launch_bounds__(CSA4_MAIN_THREADS)
     csa4_main_compress(csa4_shape p, const float *kv, const float *gate, const float *ape,
                        const float *norm, float *carry, nx_u8 *cache, const long long *total_ptr) {
+  kernel_overlap_begin();
   const csa4_stream st = {kv, gate, ape, norm, carry, cache, CSA4_SOURCE_K, CSA4_MAIN_CARRY_ROW,
                           p.present_capacity, CSA4_FP8_RECORD_K};
   csa4_compress<CSA4_DIM_K, csa4_main_finish>(p, st, total_ptr);
@@ -157,6 +159,7 @@ extern "C" __global__ void __cluster_dims__(CSA4_MAIN_CLUSTER, 1, 1) __launch_bo
 extern "C" __global__ void __cluster_dims__(CSA4_INDEX_CLUSTER, 1, 1) __launch_bounds__(CSA4_INDEX_THREADS)
     csa4_index_compress(csa4_shape p, const float *kv, const float *gate, const float *ape,
                         const float *norm, float *carry, nx_u8 *key, const long long *total_ptr) {
+  kernel_overlap_begin();
   const csa4_stream st = {kv, gate, ape, norm, carry, key, CSA4_INDEX_SOURCE_K, CSA4_INDEX_CARRY_ROW,
                           p.index_present_capacity, CSA4_INDEX_RECORD_K};
   csa4_compress<CSA4_INDEX_DIM_K, csa4_index_finish>(p, st, total_ptr);
@@ -175,6 +178,7 @@ extern "C" __global__ void __cluster_dims__(CSA4_INDEX_CLUSTER, 1, 1) __launch_b
 extern "C" __global__ void __launch_bounds__(CSA4_QUERY_THREADS)
     csa4_index_query(csa4_shape p, const float *index_query, float *out,
                      const long long *total_ptr) {
+  kernel_overlap_begin();
   __shared__ float2 angle[NX_CSA_ROPE_PAIRS];
   __shared__ nx_u8 packed[CSA4_INDEX_RECORD_K];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -225,6 +229,7 @@ extern "C" __global__ void __launch_bounds__(CSA4_QUERY_THREADS)
 extern "C" __global__ void __launch_bounds__(CSA4_SCORE_THREADS)
     csa4_index_score(csa4_shape p, const float *query, const float *weight, const nx_u8 *key,
                      float *scores, const long long *total_ptr) {
+  kernel_overlap_begin();
   __shared__ __align__(16) float qs[CSA4_SCORE_HEAD_CHUNK * CSA4_INDEX_DIM_K];
   __shared__ __align__(16) float ks[CSA4_SCORE_RECORDS * CSA4_SCORE_KEY_STRIDE];
   __shared__ float terms[CSA4_SCORE_HEAD_CHUNK * CSA4_SCORE_RECORDS];
@@ -292,167 +297,14 @@ extern "C" __global__ void __launch_bounds__(CSA4_SCORE_THREADS)
   }
 }
 
-/*
-** The selection threshold among records [0, limit) of one row's scores: a
-** most-significant-digit radix select over nx_csa_rank_key, 8 bits a pass.
-** Keys are distinct (the record is in them), so exactly k records have a
-** key >= the k-th key.  A pass ends the search early when every key that
-** shares the prefix found so far is wanted: then the prefix itself, padded
-** with zero bits, is a threshold that takes exactly those.  Counts go into
-** the shared histogram with one atomic per distinct digit a warp (a digit's
-** count does not depend on the order of the adds); warp 0 finds the digit
-** from the top with a shuffle scan.  Every thread calls it; it ends after a
-** barrier.
-*/
-typedef struct csa4_select_shared {
-  unsigned hist[CSA4_RADIX_DIGITS];
-  nx_u64 key[CSA4_TOPK_MAX_K]; /* the chosen records' keys, then sorted */
-  nx_u64 prefix;
-  long long want;
-  unsigned n_chosen;
-  int done;
-} csa4_select_shared;
+/* ---- top-k: csa4_select.h ------------------------------------------------------------ */
 
-/* Warp 0: the digit of hist holding the want-th largest key; sets sh->prefix, want and done. */
-static __device__ void csa4_pick_digit(csa4_select_shared *sh, nx_u64 prefix, long long want, int shift) {
-  const int lane = threadIdx.x % 32, per_lane = CSA4_RADIX_DIGITS / 32;
-  long long mine = 0, above, here;
-  int u, off;
-  for (u = 0; u < per_lane; u++) mine += sh->hist[lane * per_lane + u];
-  here = mine; /* becomes the count of lanes >= this one */
-  for (off = 1; off < 32; off *= 2) {
-    const long long from = __shfl_down_sync(0xffffffffu, here, off);
-    if (lane + off < 32) here += from;
-  }
-  above = here - mine; /* keys in higher lanes' digits */
-  if (above < want && want <= here) {
-    for (u = per_lane - 1; u >= 0; u--) {
-      const unsigned n = sh->hist[lane * per_lane + u];
-      if (above + n >= want) break;
-      above += n;
-    }
-    sh->prefix = prefix | ((nx_u64)(lane * per_lane + u) << shift);
-    sh->want = want - above;
-    sh->done = sh->want == (long long)sh->hist[lane * per_lane + u];
-  }
-}
-
-/*
-** s[u] <- scores[r + u * CSA4_SELECT_THREADS] for u < CSA4_SELECT_BATCH, the
-** ones at or past limit left unread: the loads of a batch are in flight
-** together, so a pass over a 64K-token row waits on memory twice, not 16
-** times.
-*/
-static __device__ __forceinline__ void csa4_select_load(const float *scores, long long limit, long long r,
-                                                        float *s) {
-  int u;
-#pragma unroll
-  for (u = 0; u < CSA4_SELECT_BATCH; u++) {
-    const long long at = r + (long long)u * CSA4_SELECT_THREADS;
-    s[u] = at < limit ? scores[at] : 0.0f;
-  }
-}
-
-static __device__ nx_u64 csa4_threshold(const float *scores, long long limit, long long k,
-                                        csa4_select_shared *sh) {
-  const int tid = threadIdx.x, lane = tid % 32;
-  nx_u64 prefix = 0, mask = 0;
-  long long want = k, base;
-  int shift, i;
-  for (shift = 56; shift >= 0; shift -= 8) {
-    for (i = tid; i < CSA4_RADIX_DIGITS; i += CSA4_SELECT_THREADS) sh->hist[i] = 0;
-    __syncthreads();
-    for (base = tid - lane; base < limit; base += CSA4_SELECT_BATCH * CSA4_SELECT_THREADS) { /* warp-uniform */
-      float s[CSA4_SELECT_BATCH];
-      int u;
-      csa4_select_load(scores, limit, base + lane, s);
-#pragma unroll
-      for (u = 0; u < CSA4_SELECT_BATCH; u++) {
-        const long long r = base + lane + (long long)u * CSA4_SELECT_THREADS;
-        int digit = CSA4_RADIX_DIGITS; /* none */
-        unsigned peers;
-        if (r < limit) {
-          const nx_u64 rank_key = nx_csa_rank_key(s[u], r);
-          if ((rank_key & mask) == prefix) digit = (int)((rank_key >> shift) & 0xffu);
-        }
-        peers = __match_any_sync(0xffffffffu, digit);
-        if (digit < CSA4_RADIX_DIGITS && lane == __ffs(peers) - 1) atomicAdd(&sh->hist[digit], __popc(peers));
-      }
-    }
-    __syncthreads();
-    if (tid < 32) csa4_pick_digit(sh, prefix, want, shift);
-    __syncthreads();
-    prefix = sh->prefix;
-    want = sh->want;
-    mask |= (nx_u64)0xffu << shift;
-    if (sh->done) break;
-  }
-  __syncthreads(); /* sh->done and prefix are read by all before the next row writes them */
-  return prefix;
-}
-
-/*
-** One block per (b, s) row, block-stride: selection [B, S, topk] <- the
-** row's first min(limit, topk) records in rank order, then -1.  With more
-** records than topk, csa4_threshold finds the threshold; the records at or
-** above it are gathered (in any order) and sorted by key, descending, with a
-** bitonic network in shared memory (the record is the key's low word,
-** complemented).  Exact: no float arithmetic.
-*/
-extern "C" __global__ void __launch_bounds__(CSA4_SELECT_THREADS)
-    csa4_select(csa4_shape p, const float *scores, int *selection, const long long *total_ptr) {
-  __shared__ csa4_select_shared sh;
-  const int tid = threadIdx.x;
-  const long long rows = p.batch * p.seq, capacity = p.index_present_capacity;
-  csa_cursor c;
-  long long row;
-  if (!csa4_cursor(&c, total_ptr, &p)) return;
-  for (row = blockIdx.x; row < rows; row += gridDim.x) {
-    const long long limit = csa4_record_limit(&p, c.start + row % p.seq);
-    const long long k = csa_min_ll(limit, p.topk);
-    const float *row_scores = scores + row * capacity;
-    int *out = selection + row * p.topk;
-    nx_u64 threshold = 0; /* every key is >= 0: all limit records when limit <= topk */
-    int n = 1, size, stride, i;
-    long long r;
-    while (n < k) n *= 2;
-    if (limit > p.topk) threshold = csa4_threshold(row_scores, limit, k, &sh);
-    for (i = tid; i < n; i += CSA4_SELECT_THREADS) sh.key[i] = 0; /* below every real key */
-    if (tid == 0) sh.n_chosen = 0;
-    __syncthreads();
-    for (r = tid; r < limit; r += CSA4_SELECT_BATCH * CSA4_SELECT_THREADS) {
-      float s[CSA4_SELECT_BATCH];
-      int u;
-      csa4_select_load(row_scores, limit, r, s);
-#pragma unroll
-      for (u = 0; u < CSA4_SELECT_BATCH; u++) {
-        const long long ru = r + (long long)u * CSA4_SELECT_THREADS;
-        const nx_u64 rank_key = nx_csa_rank_key(s[u], ru);
-        if (ru < limit && rank_key >= threshold) {
-          const unsigned at = atomicAdd(&sh.n_chosen, 1u);
-          if (at < CSA4_TOPK_MAX_K) sh.key[at] = rank_key; /* exactly k <= topk of them */
-        }
-      }
-    }
-    for (size = 2; size <= n; size *= 2)
-      for (stride = size / 2; stride > 0; stride /= 2) {
-        __syncthreads();
-        for (i = tid; i < n / 2; i += CSA4_SELECT_THREADS) {
-          const int lo = 2 * stride * (i / stride) + i % stride, hi = lo + stride;
-          const nx_u64 a = sh.key[lo], b = sh.key[hi];
-          if ((a < b) == ((lo & size) == 0)) sh.key[lo] = b, sh.key[hi] = a; /* descending overall */
-        }
-      }
-    __syncthreads();
-    for (i = tid; i < p.topk; i += CSA4_SELECT_THREADS)
-      out[i] = i < k ? (int)(0xffffffffu - (nx_u32)sh.key[i]) : -1;
-    __syncthreads(); /* sh is reused by the next row */
-  }
-}
+#include "csa4_select.h"
 
 /* selected_indices [B, IH, S, topk] <- selection [B, S, topk], the same for every index head. */
 extern "C" __global__ void __launch_bounds__(CSA4_BROADCAST_THREADS)
     csa4_broadcast(csa4_shape p, const int *selection, int *selected, const long long *total_ptr) {
+  kernel_overlap_begin();
   const long long n = p.batch * p.index_heads * p.seq * p.topk;
   const long long step = (long long)gridDim.x * blockDim.x;
   csa_cursor c;
@@ -493,6 +345,7 @@ struct csa4_row_at {
            const int *selection, const float *sink, const float *bias, float *y, float *scores,              \
            float *weights, const long long *total_ptr) {                                                      \
     csa_cursor cur;                                                                                           \
+    kernel_overlap_begin();                                                                                   \
     if (!csa4_cursor(&cur, total_ptr, &p)) return;                                                            \
     {                                                                                                         \
       const csa4_row_at at = {&p, &cur, query, current_kv, sink, bias, cache, selection, y, scores, weights}; \

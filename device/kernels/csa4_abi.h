@@ -32,7 +32,8 @@
 #define CSA4_QUERY_THREADS 64       /* one block per (b, s, index head): a RoPE warp, a transform warp */
 #define CSA4_SCORE_THREADS 256      /* 8 warps over one tile of CSA4_SCORE_RECORDS records */
 #define CSA4_SCORE_RECORDS 32       /* records a scoring tile: one a lane */
-#define CSA4_SELECT_THREADS 1024    /* one block per (b, s) row */
+#define CSA4_SELECT_THREADS 512     /* a block of the selection's cluster */
+#define CSA4_SELECT_CLUSTER 8       /* blocks a cluster, one cluster per (b, s) row */
 #define CSA4_BROADCAST_THREADS 256  /* one thread per selected_indices element */
 #define CSA4_SCORE_HEAD_CHUNK 32    /* index heads of the query staged in shared memory at once (4 a warp) */
 

@@ -14,6 +14,8 @@
 #define PLANT_CSA4_LATE_SCORING \
   "csa4.cu:r < limit ? score : csa_neg_inf()=>r < limit ? (r == 9 ? score + 1.0f : score) : csa_neg_inf()"
 #define PLANT_CSA4_QUERY "csa4.cu:q[d] = nx_bf16_round(src[d]);=>q[d] = nx_bf16_round(src[d] * 1.5f);"
+/* the top-k's slots reversed: ascending instead of descending (csa4_select.h's rank step) */
+#define PLANT_CSA4_SELECTION "csa4_select.h:out[above] = =>out[k - 1 - above] = "
 #define PLANT_CSA_CANDIDATE_SCORE "csa_attention_tiles.h:score = acc * rh.scale;=>score = acc * rh.scale * 1.25f;"
 #define PLANT_CSA128_COMPRESSOR \
   "csa128.cu:nx_csa_square_sum(record, CSA128_DIM_K)=>nx_csa_square_sum(record, CSA128_DIM_K - 1)"
@@ -30,7 +32,8 @@
 #define PLANT_CSA4_HANG "csa4.cu:" PLANT_QUERY_STORE "=>for (;;) " PLANT_QUERY_STORE
 
 #define KERNEL_PLANTS                                                                                       \
-  PLANT_CSA4_SCORING, PLANT_CSA4_LATE_SCORING, PLANT_CSA4_QUERY, PLANT_CSA_CANDIDATE_SCORE,                 \
+  PLANT_CSA4_SCORING, PLANT_CSA4_LATE_SCORING, PLANT_CSA4_QUERY, PLANT_CSA4_SELECTION,                     \
+      PLANT_CSA_CANDIDATE_SCORE,                                                                            \
       PLANT_CSA128_COMPRESSOR, PLANT_IS_PRESENT, PLANT_IS_SCORE, PLANT_IS_NORMALISATION, PLANT_IS_VALUE_SUM, \
       PLANT_CSA4_FAULT, PLANT_CSA4_HANG
 

@@ -73,6 +73,11 @@ Test(localise, csa4_query_bug_is_not_blamed_downstream) {
                    "IndexQueryFinalize", 0);
 }
 
+/* late spec: up to 14 records for topk 512, so every record is chosen and only the slots' order is wrong */
+Test(localise, csa4_selection_order_bug) {
+  expect_localised(PLANT_CSA4_SELECTION, csa4_late_spec, "Selection", 0);
+}
+
 Test(localise, csa4_candidate_scoring_bug) {
   expect_localised(PLANT_CSA_CANDIDATE_SCORE, csa4_spec,
                    "CandidateAssembly", 0);
