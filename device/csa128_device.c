@@ -152,10 +152,8 @@ static int csa128_prepare(device_csa128 *k, const csa_dims *d, const device_tens
 
 static int csa128_launch(device_csa128 *k, int id, unsigned long long grid, unsigned threads,
                          void **args) {
-  if (k->variant == DEVICE_VARIANT_FAST) /* csa128.cu's kernels all begin with kernel_overlap_begin */
-    return device_runtime_launch_overlapped(k->base.rt, k->kernels[id], csa128_kernel_names[id], grid, threads,
-                                            args);
-  return device_runtime_launch(k->base.rt, k->kernels[id], csa128_kernel_names[id], grid, threads, args);
+  return device_runtime_launch(k->base.rt, k->kernels[id], csa128_kernel_names[id], grid,
+                               threads, args);
 }
 
 static long long csa128_record_bytes(const csa_dims *d) {

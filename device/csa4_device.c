@@ -238,9 +238,8 @@ static int csa4_prepare(device_csa4 *k, const csa_dims *d, const device_tensor *
 static int csa4_launch(device_csa4 *k, int id, unsigned long long grid, unsigned threads,
                        void **args) {
   if (grid == 0) return 0; /* no work */
-  if (k->variant == DEVICE_VARIANT_FAST) /* csa4.cu's kernels all begin with kernel_overlap_begin */
-    return device_runtime_launch_overlapped(k->base.rt, k->kernels[id], csa4_kernel_names[id], grid, threads, args);
-  return device_runtime_launch(k->base.rt, k->kernels[id], csa4_kernel_names[id], grid, threads, args);
+  return device_runtime_launch(k->base.rt, k->kernels[id], csa4_kernel_names[id], grid, threads,
+                               args);
 }
 
 static long long csa4_max_ll(long long a, long long b) { return a > b ? a : b; }

@@ -166,8 +166,6 @@ static int is_prepare(device_index_share *k, const index_share_dims *d,
 
 static int is_launch(device_index_share *k, int id, unsigned long long grid, unsigned threads,
                      void **args) {
-  if (k->variant == DEVICE_VARIANT_FAST) /* index_share.cu's kernels all begin with kernel_overlap_begin */
-    return device_runtime_launch_overlapped(k->rt, k->kernels[id], is_kernel_names[id], grid, threads, args);
   return device_runtime_launch(k->rt, k->kernels[id], is_kernel_names[id], grid, threads, args);
 }
 

@@ -41,22 +41,9 @@ int ptx_audit_fma_allowance(const char *source_name) {
   return 0;
 }
 
-/*
-** The kernel files the launchers start with device_runtime_launch_overlapped
-** (the fast variant's: csa4_device.c, csa128_device.c, index_share_device.c).
-*/
-static const char *const overlapped_files[] = {"csa4.cu", "csa128.cu", "index_share.cu"};
-
-int ptx_audit_overlapped(const char *source_name) {
-  size_t i;
-  for (i = 0; i < sizeof overlapped_files / sizeof overlapped_files[0]; i++)
-    if (!strcmp(overlapped_files[i], source_name)) return 1;
-  return 0;
-}
-
 /* in the bit order of enum ptx_rule */
 static const char *const rule_names[] = {"approx", "ftz", "fma", "bare-arith", "div-full",
-                                         "libdevice", "overlap"};
+                                         "libdevice"};
 #define RULE_COUNT ((int)(sizeof rule_names / sizeof rule_names[0]))
 
 const char *ptx_audit_rule_names(unsigned rules, char *buf, size_t len) {
@@ -147,20 +134,8 @@ static const char *statement_skip_prefix(const char *s) {
 typedef struct audit_scan {
   ptx_audit_result *out;
   int capacity;
-  int failed;       /* out of memory */
-  int overlapped;   /* the overlap rule applies (ptx_audit_overlapped) */
-  int entry_waited; /* this .entry has passed griddepcontrol.wait, or was reported */
+  int failed; /* out of memory */
 } audit_scan;
-
-/* A memory access that could see a predecessor kernel's output: ld.param reads the launch's own arguments. */
-static int opcode_touches_memory(const char *opcode) {
-  static const char *const bases[] = {"ld", "ldu", "st", "atom", "red", "cp", "prefetch", "tex", "suld", "sust"};
-  size_t i;
-  if (opcode_has(opcode, "param")) return 0;
-  for (i = 0; i < sizeof bases / sizeof bases[0]; i++)
-    if (opcode_base_is(opcode, bases[i])) return 1;
-  return 0;
-}
 
 static void scan_add_finding(audit_scan *scan, int line, unsigned rules, const char *text) {
   ptx_audit_result *r = scan->out;
@@ -203,11 +178,6 @@ static void scan_statement(audit_scan *scan, char *stmt, int line, const char *l
   opcode[n] = '\0';
   scan->out->n_instructions++;
   rules = instruction_rules(opcode, p);
-  if (opcode_base_is(opcode, "griddepcontrol") && opcode_has(opcode, "wait")) scan->entry_waited = 1;
-  if (scan->overlapped && !scan->entry_waited && opcode_touches_memory(opcode)) {
-    rules |= PTX_RULE_OVERLAP;
-    scan->entry_waited = 1; /* one finding a kernel */
-  }
   if (rules & PTX_RULE_FMA) scan->out->n_fma++;
   if (rules) scan_add_finding(scan, line, rules, line_text);
 }
@@ -235,7 +205,6 @@ static void scan_line(audit_scan *scan, char *line, int line_no, char *text_copy
   const char *text = text_copy;
   strcpy(text_copy, line);
   while (*text == ' ' || *text == '\t') text++;
-  if (strstr(line, ".entry ")) scan->entry_waited = 0; /* a new kernel */
   for (;; p++) {
     if (*p == ';' || *p == '{' || *p == '}' || *p == '\0') {
       int end = *p == '\0';
@@ -249,7 +218,7 @@ static void scan_line(audit_scan *scan, char *line, int line_no, char *text_copy
 
 int ptx_audit_run(const char *ptx, const char *source_name, int allowed_fma,
                   ptx_audit_result *out) {
-  audit_scan scan = {out, 0, 0, 0, 0};
+  audit_scan scan = {out, 0, 0};
   char *line = NULL, *text = NULL;
   size_t line_cap = 0;
   int line_no = 0, in_block = 0, i, kept;
@@ -257,7 +226,6 @@ int ptx_audit_run(const char *ptx, const char *source_name, int allowed_fma,
 
   memset(out, 0, sizeof *out);
   snprintf(out->source_name, sizeof out->source_name, "%s", source_name);
-  scan.overlapped = ptx_audit_overlapped(source_name);
   while (*p && !scan.failed) {
     const char *eol = strchr(p, '\n');
     size_t len = eol ? (size_t)(eol - p) : strlen(p);

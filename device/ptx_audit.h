@@ -12,12 +12,7 @@
 **   bare-arith  add/sub/mul on a floating type with no rounding modifier
 **               (.rn/.rz/.rm/.rp): ptxas may fuse those into an FMA;
 **   div-full    div.full.f32, an approximate (2 ulp) division;
-**   libdevice   a call into a libdevice function (__nv_*);
-**   overlap     in a kernel file whose kernels are launched overlapped
-**               (ptx_audit_overlapped; device/kernels/kernel_overlap.h), a
-**               memory access other than ld.param before the kernel's
-**               griddepcontrol.wait: it could read a predecessor's output
-**               before that kernel has finished (the first one a kernel).
+**   libdevice   a call into a libdevice function (__nv_*).
 ** One finding per offending instruction, naming every rule it breaks.
 */
 #ifndef DEVICE_PTX_AUDIT_H
@@ -31,8 +26,7 @@ enum ptx_rule {
   PTX_RULE_FMA = 1u << 2,
   PTX_RULE_BARE_ARITH = 1u << 3,
   PTX_RULE_DIV_FULL = 1u << 4,
-  PTX_RULE_LIBDEVICE = 1u << 5,
-  PTX_RULE_OVERLAP = 1u << 6
+  PTX_RULE_LIBDEVICE = 1u << 5
 };
 
 typedef struct ptx_finding {
@@ -66,12 +60,6 @@ int ptx_audit_run(const char *ptx, const char *source_name, int allowed_fma,
                   ptx_audit_result *out);
 
 void ptx_audit_result_free(ptx_audit_result *r);
-
-/*
-** Whether source_name's kernels are launched overlapped (the fast kernel
-** files: device_runtime_launch_overlapped), so the overlap rule holds them.
-*/
-int ptx_audit_overlapped(const char *source_name);
 
 /* The FMA allowance of a kernel file: 0 unless ptx_audit.c lists it. */
 int ptx_audit_fma_allowance(const char *source_name);

@@ -244,38 +244,17 @@ int device_runtime_kernel(device_runtime *rt, const char *file, const char *kern
   return 0;
 }
 
-/* The launch of both: overlapped adds the programmatic-serialization attribute. */
-static int rt_launch(device_runtime *rt, void *kernel, const char *name, unsigned long long grid, unsigned block,
-                     void **args, int overlapped) {
-  char what[RT_NAME_MAX + 64];
-  cudaLaunchConfig_t config;
-  cudaLaunchAttribute overlap;
-  if (grid == 0 || grid > 0x7fffffffull || block == 0 || block > 1024)
-    return rt_fail(rt, "launch %s: bad shape grid %llu, block %u", name, grid, block);
-  memset(&config, 0, sizeof config);
-  config.gridDim.x = (unsigned)grid;
-  config.blockDim.x = block;
-  config.gridDim.y = config.gridDim.z = config.blockDim.y = config.blockDim.z = 1;
-  config.stream = rt->stream;
-  if (overlapped) {
-    memset(&overlap, 0, sizeof overlap);
-    overlap.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    overlap.val.programmaticStreamSerializationAllowed = 1;
-    config.attrs = &overlap;
-    config.numAttrs = 1;
-  }
-  snprintf(what, sizeof what, "cudaLaunchKernelExC(%s%s)", name, overlapped ? ", overlapped" : "");
-  return rt_check(rt, cudaLaunchKernelExC(&config, (const void *)kernel, args), what);
-}
-
 int device_runtime_launch(device_runtime *rt, void *kernel, const char *name,
                           unsigned long long grid, unsigned block, void **args) {
-  return rt_launch(rt, kernel, name, grid, block, args, 0);
-}
-
-int device_runtime_launch_overlapped(device_runtime *rt, void *kernel, const char *name,
-                                     unsigned long long grid, unsigned block, void **args) {
-  return rt_launch(rt, kernel, name, grid, block, args, 1);
+  char what[RT_NAME_MAX + 64];
+  dim3 g, b;
+  if (grid == 0 || grid > 0x7fffffffull || block == 0 || block > 1024)
+    return rt_fail(rt, "launch %s: bad shape grid %llu, block %u", name, grid, block);
+  g.x = (unsigned)grid;
+  b.x = block;
+  g.y = g.z = b.y = b.z = 1;
+  snprintf(what, sizeof what, "cudaLaunchKernel(%s)", name);
+  return rt_check(rt, cudaLaunchKernel((const void *)kernel, g, b, args, 0, rt->stream), what);
 }
 
 int device_runtime_copy_to_host(device_runtime *rt, void *host, const void *dptr, size_t bytes) {

@@ -108,15 +108,6 @@ int device_runtime_launch(device_runtime *rt, void *kernel, const char *name,
                           unsigned long long grid, unsigned block, void **args);
 
 /*
-** The same as a programmatic dependent launch (device/kernels/kernel_overlap.h):
-** the kernel may start before the previous kernel on the stream has ended,
-** so it must call kernel_overlap_begin() before it touches memory.  Legal
-** while capturing (the graph keeps the dependency as a programmatic edge).
-*/
-int device_runtime_launch_overlapped(device_runtime *rt, void *kernel, const char *name,
-                                     unsigned long long grid, unsigned block, void **args);
-
-/*
 ** Syncs, then copies bytes from the device address dptr (any allocation on
 ** this device, e.g. a pool slot) to host, then syncs; refused while capturing.
 */

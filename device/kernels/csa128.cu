@@ -80,7 +80,6 @@ extern "C" __global__ void __launch_bounds__(CSA128_STATE_THREADS)
                       nx_u8 *cache, const long long *total_ptr, unsigned *latch, long long batch,
                       long long seq, long long kv_len, long long past_capacity,
                       long long present_capacity, long long record_bytes) {
-  kernel_overlap_begin();
   csa_cursor c;
   const int ok = csa128_cursor(&c, total_ptr, seq, kv_len, past_capacity, present_capacity);
   const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;
@@ -261,7 +260,6 @@ extern "C" __global__ void __cluster_dims__(CSA128_COMPRESS_CLUSTER, 1, 1)
                         float *carry, nx_u8 *cache, const long long *total_ptr, long long batch,
                         long long seq, long long kv_len, long long past_capacity,
                         long long present_capacity, int cache_fp8) {
-  kernel_overlap_begin();
   __shared__ float pooled[2][CSA128_DIM_K], norm_s[CSA128_DIM_K], inv_rms;
   __shared__ float2 angle[2][CSA128_ROPE_PAIRS_K];
   const int tid = threadIdx.x, lane = tid % 32, g = tid % CSA128_POOL_GROUPS;
@@ -351,7 +349,6 @@ struct csa128_row_at {
                                           cache_fp8 ? CSA128_FP8_RECORD_K : CSA128_F32_RECORD_K, cache_fp8,  \
                                           scale, bias_dims};                                                 \
     csa_cursor cur;                                                                                           \
-    kernel_overlap_begin();                                                                                   \
     if (!csa128_cursor(&cur, total_ptr, seq, kv_len, past_capacity, present_capacity)) return;               \
     {                                                                                                         \
       const csa128_row_at at = {&shape, &cur, query, current_kv, sink, has_bias ? bias : NULL, cache, y,    \

@@ -115,7 +115,6 @@ extern "C" __global__ void __launch_bounds__(CSA4_STATE_THREADS)
                     const nx_u32 *past_index_carry, const nx_u8 *past_index_key, nx_u32 *carry,
                     nx_u8 *cache, nx_u32 *index_carry, nx_u8 *index_key,
                     const long long *total_ptr, unsigned *latch) {
-  kernel_overlap_begin();
   const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   const long long step = (long long)gridDim.x * blockDim.x;
   csa_cursor c;
@@ -145,7 +144,6 @@ extern "C" __global__ void __launch_bounds__(CSA4_STATE_THREADS)
 extern "C" __global__ void __cluster_dims__(CSA4_MAIN_CLUSTER, 1, 1) __launch_bounds__(CSA4_MAIN_THREADS)
     csa4_main_compress(csa4_shape p, const float *kv, const float *gate, const float *ape,
                        const float *norm, float *carry, nx_u8 *cache, const long long *total_ptr) {
-  kernel_overlap_begin();
   const csa4_stream st = {kv, gate, ape, norm, carry, cache, CSA4_SOURCE_K, CSA4_MAIN_CARRY_ROW,
                           p.present_capacity, CSA4_FP8_RECORD_K};
   csa4_compress<CSA4_DIM_K, csa4_main_finish>(p, st, total_ptr);
@@ -159,7 +157,6 @@ extern "C" __global__ void __cluster_dims__(CSA4_MAIN_CLUSTER, 1, 1) __launch_bo
 extern "C" __global__ void __cluster_dims__(CSA4_INDEX_CLUSTER, 1, 1) __launch_bounds__(CSA4_INDEX_THREADS)
     csa4_index_compress(csa4_shape p, const float *kv, const float *gate, const float *ape,
                         const float *norm, float *carry, nx_u8 *key, const long long *total_ptr) {
-  kernel_overlap_begin();
   const csa4_stream st = {kv, gate, ape, norm, carry, key, CSA4_INDEX_SOURCE_K, CSA4_INDEX_CARRY_ROW,
                           p.index_present_capacity, CSA4_INDEX_RECORD_K};
   csa4_compress<CSA4_INDEX_DIM_K, csa4_index_finish>(p, st, total_ptr);
@@ -178,7 +175,6 @@ extern "C" __global__ void __cluster_dims__(CSA4_INDEX_CLUSTER, 1, 1) __launch_b
 extern "C" __global__ void __launch_bounds__(CSA4_QUERY_THREADS)
     csa4_index_query(csa4_shape p, const float *index_query, float *out,
                      const long long *total_ptr) {
-  kernel_overlap_begin();
   __shared__ float2 angle[NX_CSA_ROPE_PAIRS];
   __shared__ nx_u8 packed[CSA4_INDEX_RECORD_K];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -229,7 +225,6 @@ extern "C" __global__ void __launch_bounds__(CSA4_QUERY_THREADS)
 extern "C" __global__ void __launch_bounds__(CSA4_SCORE_THREADS)
     csa4_index_score(csa4_shape p, const float *query, const float *weight, const nx_u8 *key,
                      float *scores, const long long *total_ptr) {
-  kernel_overlap_begin();
   __shared__ __align__(16) float qs[CSA4_SCORE_HEAD_CHUNK * CSA4_INDEX_DIM_K];
   __shared__ __align__(16) float ks[CSA4_SCORE_RECORDS * CSA4_SCORE_KEY_STRIDE];
   __shared__ float terms[CSA4_SCORE_HEAD_CHUNK * CSA4_SCORE_RECORDS];
@@ -304,7 +299,6 @@ extern "C" __global__ void __launch_bounds__(CSA4_SCORE_THREADS)
 /* selected_indices [B, IH, S, topk] <- selection [B, S, topk], the same for every index head. */
 extern "C" __global__ void __launch_bounds__(CSA4_BROADCAST_THREADS)
     csa4_broadcast(csa4_shape p, const int *selection, int *selected, const long long *total_ptr) {
-  kernel_overlap_begin();
   const long long n = p.batch * p.index_heads * p.seq * p.topk;
   const long long step = (long long)gridDim.x * blockDim.x;
   csa_cursor c;
@@ -345,7 +339,6 @@ struct csa4_row_at {
            const int *selection, const float *sink, const float *bias, float *y, float *scores,              \
            float *weights, const long long *total_ptr) {                                                      \
     csa_cursor cur;                                                                                           \
-    kernel_overlap_begin();                                                                                   \
     if (!csa4_cursor(&cur, total_ptr, &p)) return;                                                            \
     {                                                                                                         \
       const csa4_row_at at = {&p, &cur, query, current_kv, sink, bias, cache, selection, y, scores, weights}; \

@@ -173,7 +173,6 @@ static __device__ void csa4_rank_keys(csa4_select_shared *sh, long long k, long 
 
 extern "C" __global__ void __cluster_dims__(CSA4_SELECT_CLUSTER, 1, 1) __launch_bounds__(CSA4_SELECT_THREADS)
     csa4_select(csa4_shape p, const float *scores, int *selection, const long long *total_ptr) {
-  kernel_overlap_begin();
   __shared__ csa4_select_shared sh;
   const int tid = threadIdx.x, lane = tid % 32, rank = (int)__clusterRelativeBlockRank();
   const long long rows = p.batch * p.seq, capacity = p.index_present_capacity;

@@ -15,8 +15,6 @@
 #ifndef CSA_KERNEL_COMMON_H
 #define CSA_KERNEL_COMMON_H
 
-#include "kernel_overlap.h"
-
 static __device__ __forceinline__ long long csa_min_ll(long long a, long long b) {
   return a < b ? a : b;
 }

@@ -54,7 +54,6 @@
 #include "index_share_abi.h"
 #include "numerics.h"
 #include "index_share_access.h"
-#include "kernel_overlap.h"
 
 /* ---- capacity frontier ------------------------------------------------------------- */
 
@@ -73,7 +72,6 @@ extern "C" __global__ void index_share_frontier(const void *bias, int storage, l
                                                 long long q_seq, long long cache_seq,
                                                 long long current_seq, long long *valid_len,
                                                 long long *write_pos) {
-  kernel_overlap_begin();
   __shared__ unsigned long long block_valid;
   const long long b = blockIdx.x;
   const long long ext_h = is_min_ll(q_heads, bd1), ext_q = is_min_ll(q_seq, bd2);
@@ -129,7 +127,6 @@ extern "C" __global__ void index_share_present(const void *past, const void *cur
                                                int storage, long long batch, long long heads,
                                                long long past_seq, long long cur_seq,
                                                long long dim) {
-  kernel_overlap_begin();
   const long long row = (past_seq + cur_seq) * dim, from_past = past_seq * dim;
   const long long n = batch * heads * row;
   const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;
@@ -159,7 +156,6 @@ extern "C" __global__ void index_share_present_capacity(const void *past, const 
                                                         long long batch, long long heads,
                                                         long long cache_seq, long long cur_seq,
                                                         long long dim) {
-  kernel_overlap_begin();
   const long long row = cache_seq * dim, n = batch * heads * row;
   const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   const long long step = (long long)gridDim.x * blockDim.x;
@@ -307,7 +303,6 @@ extern "C" __global__ void __launch_bounds__(IS_VALIDATE_THREADS)
                               long long index_heads, long long q_seq, long long width,
                               long long bound, const long long *bound_per_batch,
                               long long *status, unsigned *latch) {
-  kernel_overlap_begin();
   const long long rows = batch * index_heads * q_seq;
   const long long threads = (long long)gridDim.x * blockDim.x, warps = threads >> 5;
   const long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
@@ -397,7 +392,6 @@ extern "C" __global__ void __launch_bounds__(IS_ROW_THREADS, 2) index_share_rows
     long long q_heads, long long kv_heads, long long group, long long q_seq, long long cache_seq,
     long long head_size, long long index_heads, long long width, float sqrt_scale,
     int tile_heads) {
-  kernel_overlap_begin();
   is_row_args a;
   const int ht = index_heads == 1 ? tile_heads : 1;
   a.query = query, a.present_key = present_key, a.present_value = present_value;

@@ -326,33 +326,6 @@ Test(audit, fma_allowance_reports_all_only_when_exceeded) {
   cr_expect_eq(ptx_audit_fma_allowance("numerics_probe.cu"), 0);
 }
 
-/*
-** The overlap rule: in a file launched overlapped, clean_ptx's ld.global
-** comes before any griddepcontrol.wait (one finding: the first access, not
-** every one); with the wait first, or in a file launched plainly, none.
-*/
-Test(audit, overlap_rule_wants_the_wait_before_memory) {
-  static const char marker[] = "\tld.param.u64 \t%rd1, [k_param_0];\n";
-  char ptx[sizeof clean_ptx + 64];
-  const char *at = strstr(clean_ptx, marker);
-  size_t head;
-  ptx_audit_result r;
-  cr_assert_not_null(at);
-  cr_expect(ptx_audit_overlapped("csa4.cu") && ptx_audit_overlapped("index_share.cu"));
-  cr_expect(!ptx_audit_overlapped("csa4_reference.cu"), "the reference kernels are launched plainly");
-  cr_assert_eq(ptx_audit_run(clean_ptx, "csa4.cu", 0, &r), 1);
-  cr_expect_eq(r.findings[0].rules, PTX_RULE_OVERLAP);
-  cr_expect_str_eq(r.findings[0].text, "ld.global.f32 %f1, [%rd1];");
-  ptx_audit_result_free(&r);
-  cr_expect_eq(ptx_audit_run(clean_ptx, "csa4_reference.cu", 0, &r), 0);
-  ptx_audit_result_free(&r);
-  head = (size_t)(at - clean_ptx) + strlen(marker);
-  snprintf(ptx, sizeof ptx, "%.*s\tgriddepcontrol.wait;\n%s", (int)head, clean_ptx, clean_ptx + head);
-  cr_expect_eq(ptx_audit_run(ptx, "csa4.cu", 0, &r), 0);
-  print_findings(&r);
-  ptx_audit_result_free(&r);
-}
-
 /* ---- the compile path -------------------------------------------------------- */
 
 Test(nvrtc, compile_error_returns_nvrtcs_log) {
