@@ -31,9 +31,10 @@
 ** so it poisons the result; -inf scores are skipped; a pool whose 128 scores
 ** are all -inf is 0/0 = NaN; an attention row whose scores are all -inf or
 ** NaN is all-masked and stores +0.  Signed zero: the all-masked row is +0.
-** Threads (oracle_threads.h): batch rows of the compression, decoded
-** records, and query rows (or their heads) of the attention are independent
-** outputs and run on any worker; each one's operations are unchanged.
+** Threads (oracle_threads.h): batch rows of the compression (or, for one
+** row, a record's dims of the pool), decoded records, and query rows (or
+** their heads) of the attention are independent outputs and run on any
+** worker; each one's operations are unchanged.
 */
 #include "oracle/csa.h"
 #include "oracle/csa_attention.h"
@@ -47,6 +48,7 @@
 
 #define CARRY_FLOATS (CSA128_RATIO * 2 * CSA_HEAD_DIM) /* one batch row of the carry */
 #define RECORDS_PER_WORKER_MIN 64 /* FP8 records decoded per worker at least: a thread start costs more than a few */
+#define POOL_DIMS_PER_WORKER_MIN 64 /* record dims pooled per worker at least (each 128 nx_expf) */
 
 /* ---- compression update (seed:180-281) ----------------------------------- */
 
@@ -70,12 +72,27 @@ static void carry_reset(float *carry_row) {
 ** the per-dimension pool over the 128 slots, RMSNorm with the norm weight,
 ** then the RoPE tail at the block's first position pos - 127.
 */
+typedef struct pool_job {
+  float *carry_row, *rec;
+} pool_job;
+
+/* Record dims [d0, d1): each dim's pool is its own pair of chains over the slots. */
+static void pool_dims(void *ctx, long long d0, long long d1, int worker) {
+  const pool_job *j = ctx;
+  long long dd;
+  (void)worker;
+  for (dd = d0; dd < d1; dd++)
+    j->rec[dd] = nx_csa_pool(carry_at(j->carry_row, 0, 1, (int)dd), carry_at(j->carry_row, 0, 0, (int)dd),
+                             CSA128_RATIO, 2 * CSA_HEAD_DIM, CSA128_RATIO, 0);
+}
+
 static void record_finish(float *carry_row, const float *norm, long long pos, float *rec) {
+  pool_job j;
   float inv_rms;
   int dd;
-  for (dd = 0; dd < CSA_HEAD_DIM; dd++)
-    rec[dd] = nx_csa_pool(carry_at(carry_row, 0, 1, dd), carry_at(carry_row, 0, 0, dd), CSA128_RATIO,
-                          2 * CSA_HEAD_DIM, CSA128_RATIO, 0);
+  j.carry_row = carry_row, j.rec = rec;
+  /* 512 x 128 nx_expf: spread over the workers when the batch rows are not (one row, as in decode at B = 1) */
+  oracle_parallel_for(CSA_HEAD_DIM, oracle_parallel_workers(CSA_HEAD_DIM, POOL_DIMS_PER_WORKER_MIN), pool_dims, &j);
   inv_rms = nx_csa_inv_rms(nx_csa_square_sum(rec, CSA_HEAD_DIM), CSA_HEAD_DIM);
   for (dd = 0; dd < CSA_HEAD_DIM; dd++) rec[dd] = nx_csa_norm_value(rec[dd], inv_rms, norm[dd]);
   nx_csa_rope_tail(rec + CSA_NOPE_DIM, pos - (CSA128_RATIO - 1));
@@ -153,8 +170,7 @@ typedef struct attend_job {
   float *buf;         /* [present_records][512]: batch row b's FP8 records decoded */
   const float **rec;  /* [present_records]: each record's 512 floats */
   const float **values; /* per worker [score_stride], value_stride apart */
-  float *prob, *score;  /* per worker [score_stride], float_stride apart */
-  long long value_stride, float_stride; /* score_stride on whole cache lines */
+  long long value_stride; /* score_stride on whole cache lines */
 } attend_job;
 
 /*
@@ -188,7 +204,6 @@ static void attend_rows(void *ctx, long long s0, long long s1, int worker) {
   const attend_job *j = ctx;
   const csa_dims *d = j->d;
   const float **values = j->values + worker * j->value_stride;
-  float *prob = j->prob + worker * j->float_stride, *score = j->score + worker * j->float_stride;
   long long s, c;
   for (s = s0; s < s1; s++) {
     csa_window w = csa_window_of(d, s);
@@ -196,8 +211,8 @@ static void attend_rows(void *ctx, long long s0, long long s1, int worker) {
     if (records > d->present_capacity) records = d->present_capacity;
     for (c = 0; c < w.dense; c++) values[c] = csa_dense_value(d, j->in[CSA_IN_CURRENT_KV], j->b, &w, c);
     for (c = 0; c < records; c++) values[w.dense + c] = j->rec[c];
-    csa_attend_heads(d, j->in, j->out, j->b, s, values, w.dense + records, prob, score,
-                     j->trace ? j->trace->scores : NULL, j->trace ? j->trace->output : NULL);
+    csa_attend_heads(d, j->in, j->out, j->b, s, values, w.dense + records, j->trace ? j->trace->scores : NULL,
+                     j->trace ? j->trace->output : NULL);
   }
 }
 
@@ -229,10 +244,7 @@ int oracle_csa128_run(const csa_attrs *a, const tensor *const *inputs, int n_inp
                            sizeof *j.buf, __FILE__, __LINE__);
   j.rec = oracle_alloc_or_die((size_t)d.present_records, sizeof *j.rec, __FILE__, __LINE__);
   j.value_stride = oracle_worker_stride(d.score_stride, sizeof *j.values);
-  j.float_stride = oracle_worker_stride(d.score_stride, sizeof *j.prob);
   j.values = oracle_alloc_or_die((size_t)(workers * j.value_stride), sizeof *j.values, __FILE__, __LINE__);
-  j.prob = oracle_alloc_or_die((size_t)(workers * j.float_stride), sizeof *j.prob, __FILE__, __LINE__);
-  j.score = oracle_alloc_or_die((size_t)(workers * j.float_stride), sizeof *j.score, __FILE__, __LINE__);
   for (j.b = 0; j.b < d.batch; j.b++) {
     oracle_parallel_for(d.present_records, oracle_parallel_workers(d.present_records, RECORDS_PER_WORKER_MIN),
                         records_view, &j);
@@ -241,7 +253,5 @@ int oracle_csa128_run(const csa_attrs *a, const tensor *const *inputs, int n_inp
   free(j.buf);
   free((void *)j.rec);
   free((void *)j.values);
-  free(j.prob);
-  free(j.score);
   return 0;
 }

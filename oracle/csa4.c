@@ -36,7 +36,6 @@
 typedef struct attend_scratch {
   float *records;       /* [topk][512]: the selected records, decoded once per (b, s) */
   const float **values; /* [128 + topk]: each candidate's value vector, NULL if not live */
-  float *prob, *score;  /* [128 + topk] */
 } attend_scratch;
 
 /* One step's attention, shared by the workers. */
@@ -67,7 +66,7 @@ static void attend_query_row(const csa_dims *d, const tensor *const *in, tensor 
     csa_fp8_record_decode(cache + (b * d->present_capacity + record) * CSA_FP8_RECORD_BYTES, v);
     x->values[w.dense + k] = v;
   }
-  csa_attend_heads(d, in, out, b, s, x->values, w.dense + d->topk, x->prob, x->score, trace ? trace->scores : NULL,
+  csa_attend_heads(d, in, out, b, s, x->values, w.dense + d->topk, trace ? trace->scores : NULL,
                    trace ? trace->output : NULL);
 }
 
@@ -115,15 +114,11 @@ int oracle_csa4_run(const csa_attrs *a, const tensor *const *inputs, int n_input
   for (w = 0; w < workers; w++) {
     j.scratch[w].records = oracle_alloc_or_die((size_t)(d.topk * CSA_HEAD_DIM), sizeof(float), __FILE__, __LINE__);
     j.scratch[w].values = oracle_alloc_or_die((size_t)d.score_stride, sizeof(float *), __FILE__, __LINE__);
-    j.scratch[w].prob = oracle_alloc_or_die((size_t)d.score_stride, sizeof(float), __FILE__, __LINE__);
-    j.scratch[w].score = oracle_alloc_or_die((size_t)d.score_stride, sizeof(float), __FILE__, __LINE__);
   }
   oracle_parallel_for(d.batch * d.seq, workers, attend_rows, &j);
   for (w = 0; w < workers; w++) {
     free(j.scratch[w].records);
     free((void *)j.scratch[w].values);
-    free(j.scratch[w].prob);
-    free(j.scratch[w].score);
   }
   free(j.scratch);
   free(selection);

@@ -32,7 +32,9 @@
 ** (long-context decode) the rows run in turn and each row's records are
 ** split between the workers.  A record's score, its head sum included, is
 ** always computed by one worker in the order above, so bits do not depend
-** on the split; selection sorts the finished scores of its row alone.
+** on the split; selection ranks the finished scores of its row alone (by
+** nx_csa_rank_key, whose descending order is nx_csa_rank_before's: the topk
+** largest keys by a quickselect, then those sorted).
 */
 #include "oracle/csa4_stages.h"
 #include "oracle/csa_attention.h"
@@ -50,18 +52,12 @@
 */
 #define RECORD_WORK_MIN (1LL << 18)
 
-/* One candidate of the selection. */
-typedef struct ranked {
-  float score;
-  long long record;
-} ranked;
-
 /* What one query row's index stages work in; a worker that runs whole rows has its own. */
 typedef struct row_scratch {
   float *query_t; /* [128][IH]: the finalized queries, dim-major */
   float *dot;     /* [IH] */
   float *scores;  /* [Rci] */
-  ranked *order;  /* [Rci] */
+  nx_u64 *keys;   /* [Rci]: nx_csa_rank_key of each causal record */
 } row_scratch;
 
 /* One step's indexer, shared by the workers of its parallel calls. */
@@ -81,14 +77,14 @@ static void scratch_alloc(const csa_dims *d, row_scratch *x) {
   x->query_t = oracle_alloc_or_die((size_t)(CSA4_INDEX_DIM * d->index_heads), sizeof(float), __FILE__, __LINE__);
   x->dot = oracle_alloc_or_die((size_t)d->index_heads, sizeof(float), __FILE__, __LINE__);
   x->scores = oracle_alloc_or_die((size_t)d->index_present_capacity, sizeof(float), __FILE__, __LINE__);
-  x->order = oracle_alloc_or_die((size_t)d->index_present_capacity, sizeof(ranked), __FILE__, __LINE__);
+  x->keys = oracle_alloc_or_die((size_t)d->index_present_capacity, sizeof(nx_u64), __FILE__, __LINE__);
 }
 
 static void scratch_free(row_scratch *x) {
   free(x->query_t);
   free(x->dot);
   free(x->scores);
-  free(x->order);
+  free(x->keys);
 }
 
 /*
@@ -165,11 +161,42 @@ static void score_records(const index_job *j, long long b, long long s, const fl
   }
 }
 
-/* qsort order: nx_csa_rank_before first.  Records are distinct, so this is a total order. */
-static int rank_compare(const void *pa, const void *pb) {
-  const ranked *a = pa, *b = pb;
-  if (nx_csa_rank_before(a->score, a->record, b->score, b->record)) return -1;
-  return nx_csa_rank_before(b->score, b->record, a->score, a->record) ? 1 : 0;
+/* qsort order: the larger key first (nx_csa_rank_key: larger ranks before). */
+static int key_descending(const void *pa, const void *pb) {
+  const nx_u64 a = *(const nx_u64 *)pa, b = *(const nx_u64 *)pb;
+  return a > b ? -1 : a < b;
+}
+
+static void swap_keys(nx_u64 *a, long long i, long long j) {
+  const nx_u64 t = a[i];
+  a[i] = a[j], a[j] = t;
+}
+
+/*
+** Moves the k largest of the n distinct keys a[0..n) into a[0..k), in no
+** particular order (quickselect, median-of-three pivots; O(n) expected).
+** Which keys end there does not depend on the pivots: they are the k largest.
+*/
+static void keys_select_largest(nx_u64 *a, long long n, long long k) {
+  long long lo = 0, hi = n - 1;
+  while (lo < hi) {
+    const long long mid = lo + (hi - lo) / 2;
+    long long i = lo, j = hi;
+    nx_u64 pivot;
+    if (a[mid] > a[lo]) swap_keys(a, mid, lo); /* a[lo] >= a[mid] */
+    if (a[hi] > a[lo]) swap_keys(a, hi, lo);   /* a[lo] is the largest of the three */
+    if (a[hi] > a[mid]) swap_keys(a, hi, mid); /* a[mid] the median */
+    pivot = a[mid];
+    while (i <= j) { /* larger keys to the left */
+      while (a[i] > pivot) i++;
+      while (a[j] < pivot) j--;
+      if (i <= j) swap_keys(a, i++, j--);
+    }
+    /* now a[lo..j] >= pivot >= a[i..hi], and j < i */
+    if (k - 1 <= j) hi = j;
+    else if (k - 1 >= i) lo = i;
+    else return;
+  }
 }
 
 /*
@@ -180,14 +207,17 @@ static void select_topk(const index_job *j, long long b, long long s, long long 
   const csa_dims *d = j->d;
   const long long row = b * d->seq + s;
   int *selection = j->selection + row * d->topk;
-  long long r, k;
+  long long r, k, n;
   for (r = limit; r < d->index_present_capacity; r++) x->scores[r] = nx_f32_from_bits(NX_CSA_NEG_INF_BITS);
   if (j->scores_trace)
     memcpy(j->scores_trace + row * d->index_present_capacity, x->scores,
            (size_t)d->index_present_capacity * sizeof(float));
-  for (r = 0; r < limit; r++) x->order[r].score = x->scores[r], x->order[r].record = r;
-  qsort(x->order, (size_t)limit, sizeof *x->order, rank_compare);
-  for (k = 0; k < d->topk; k++) selection[k] = k < limit ? (int)x->order[k].record : -1;
+  /* nx_csa_rank_before order is the keys' descending order: the topk largest keys, then sorted */
+  for (r = 0; r < limit; r++) x->keys[r] = nx_csa_rank_key(x->scores[r], r);
+  n = limit < d->topk ? limit : d->topk;
+  if (n < limit) keys_select_largest(x->keys, limit, n);
+  qsort(x->keys, (size_t)n, sizeof *x->keys, key_descending);
+  for (k = 0; k < d->topk; k++) selection[k] = k < n ? (int)(0xffffffffu - (nx_u32)x->keys[k]) : -1;
 }
 
 /* Row mode: whole query rows [i0, i1) on one worker's scratch. */

@@ -64,60 +64,111 @@ void csa_fp8_record_decode(const unsigned char *rec, float *out) {
   for (dd = 0; dd < CSA_HEAD_DIM; dd++) out[dd] = nx_csa_fp8_record_value(rec, dd);
 }
 
-/* acc[k] = sum_d q[d] * v[k][d] for n <= DOT_LANES vectors, each sum ascending in d. */
-static void dot_lanes(const float *q, const float *const *v, int n, float *acc) {
+/*
+** n <= DOT_LANES candidate vectors interleaved, lanes[d * DOT_LANES + k] =
+** v[k][d] (0 for k >= n), so that the DOT_LANES sums of one d are one
+** contiguous vector operation.
+*/
+static void lanes_interleave(const float *const *v, int n, float *lanes) {
   int k, dd;
-  for (k = 0; k < n; k++) acc[k] = 0.0f;
   for (dd = 0; dd < CSA_HEAD_DIM; dd++)
-    for (k = 0; k < n; k++) acc[k] = acc[k] + q[dd] * v[k][dd];
+    for (k = 0; k < DOT_LANES; k++) lanes[dd * DOT_LANES + k] = k < n ? v[k][dd] : 0.0f;
 }
 
-/* score[c] for every candidate (-inf where none) and their max. */
-static float row_scores(const float *q, const float *const *values, long long count, const float *bias_row,
-                        long long bias_step, float scale, float *score, long long score_len) {
+/* acc[k] = sum_d q[d] * lane k's d, for every lane, each sum ascending in d. */
+static void dot_lanes(const float *q, const float *lanes, float *acc) {
+  int k, dd;
+  for (k = 0; k < DOT_LANES; k++) acc[k] = 0.0f;
+  for (dd = 0; dd < CSA_HEAD_DIM; dd++)
+    for (k = 0; k < DOT_LANES; k++) acc[k] = acc[k] + q[dd] * lanes[dd * DOT_LANES + k];
+}
+
+/*
+** The rows of n <= HEAD_GROUP heads of one query row over the same
+** candidates.  Taken together so that each candidate's 512 floats are read
+** once for all of them while they are in cache (the heads' passes over the
+** candidates were what bounded two workers); each head's sums are its own
+** and keep their order.
+*/
+#define HEAD_GROUP 4
+
+typedef struct head_rows {
+  int n;
+  const float *q[HEAD_GROUP], *bias[HEAD_GROUP];
+  long long bias_step[HEAD_GROUP];
+  float sink[HEAD_GROUP];
+  float *prob[HEAD_GROUP], *score[HEAD_GROUP], *y[HEAD_GROUP]; /* prob, score: [score_len] scratch each */
+} head_rows;
+
+/* score[g][c] for every head and candidate (-inf where none), and each head's max into m[g]. */
+static void group_scores(const head_rows *r, const float *const *values, long long count, float scale,
+                         long long score_len, float *m) {
   const float *lane_v[DOT_LANES];
   long long lane_c[DOT_LANES], c;
-  float acc[DOT_LANES], m = nx_f32_from_bits(NX_CSA_NEG_INF_BITS);
-  int n = 0, k;
-  for (c = 0; c < score_len; c++) score[c] = nx_f32_from_bits(NX_CSA_NEG_INF_BITS);
+  float acc[DOT_LANES], lanes[CSA_HEAD_DIM * DOT_LANES];
+  int n = 0, k, g;
+  for (g = 0; g < r->n; g++) {
+    m[g] = nx_f32_from_bits(NX_CSA_NEG_INF_BITS);
+    for (c = 0; c < score_len; c++) r->score[g][c] = nx_f32_from_bits(NX_CSA_NEG_INF_BITS);
+  }
   for (c = 0; c <= count; c++) {
     if (c < count && values[c]) lane_v[n] = values[c], lane_c[n++] = c;
     if (n < DOT_LANES && c < count) continue; /* gather more lanes first? */
-    dot_lanes(q, lane_v, n, acc);
-    for (k = 0; k < n; k++) {
-      float sc = acc[k] * scale;
-      if (bias_row) sc = sc + bias_row[lane_c[k] * bias_step];
-      score[lane_c[k]] = sc;
+    if (n) lanes_interleave(lane_v, n, lanes);
+    for (g = 0; g < r->n && n; g++) { /* the interleaved lanes serve every head of the group */
+      dot_lanes(r->q[g], lanes, acc);
+      for (k = 0; k < n; k++) {
+        float sc = acc[k] * scale;
+        if (r->bias[g]) sc = sc + r->bias[g][lane_c[k] * r->bias_step[g]];
+        r->score[g][lane_c[k]] = sc;
+      }
     }
     n = 0;
   }
-  for (c = 0; c < count; c++) /* ascending, though the max of non-NaN floats is order-free */
-    if (values[c]) m = nx_maxf(m, score[c]);
-  return m;
+  for (g = 0; g < r->n; g++)
+    for (c = 0; c < count; c++) /* ascending, though the max of non-NaN floats is order-free */
+      if (values[c]) m[g] = nx_maxf(m[g], r->score[g][c]);
+}
+
+static void attend_group(const head_rows *r, const float *const *values, long long count, float scale,
+                         long long score_len) {
+  float m[HEAD_GROUP], acc[HEAD_GROUP][CSA_HEAD_DIM];
+  int masked[HEAD_GROUP];
+  long long c;
+  int g, dd;
+  group_scores(r, values, count, scale, score_len, m);
+  for (g = 0; g < r->n; g++) {
+    const float *score = r->score[g];
+    float den = 0.0f, *prob = r->prob[g];
+    for (dd = 0; dd < CSA_HEAD_DIM; dd++) acc[g][dd] = 0.0f;
+    masked[g] = nx_csa_is_neg_inf(m[g]);
+    if (masked[g]) continue; /* all masked: +0, though NaN scores remain */
+    for (c = 0; c < count; c++)
+      if (!nx_csa_is_neg_inf(score[c])) den = den + nx_expf(score[c] - m[g]);
+    den = den + nx_expf(r->sink[g] - m[g]); /* after the max: a logit-only mass */
+    /* prob[c] is the same for every dim, so it is computed once per candidate */
+    for (c = 0; c < count; c++) prob[c] = nx_csa_is_neg_inf(score[c]) ? 0.0f : nx_expf(score[c] - m[g]) / den;
+  }
+  /* y's sums in local arrays, which no value vector can alias: the dims then advance as vectors */
+  for (c = 0; c < count; c++) {
+    const float *v = values[c];
+    for (g = 0; g < r->n; g++) {
+      const float p = r->prob[g][c];
+      if (masked[g] || nx_csa_is_neg_inf(r->score[g][c])) continue; /* -inf: not live, or masked by its bias */
+      for (dd = 0; dd < CSA_HEAD_DIM; dd++) acc[g][dd] = acc[g][dd] + p * v[dd];
+    }
+  }
+  for (g = 0; g < r->n; g++) memcpy(r->y[g], acc[g], sizeof acc[g]);
 }
 
 void csa_attend_row(const float *q, const float *const *values, long long count, const float *bias_row,
                     long long bias_step, float scale, float sink, float *prob, float *score, long long score_len,
                     float *y) {
-  const float m = row_scores(q, values, count, bias_row, bias_step, scale, score, score_len);
-  float den = 0.0f, acc[CSA_HEAD_DIM];
-  long long c;
-  int dd;
-  for (dd = 0; dd < CSA_HEAD_DIM; dd++) y[dd] = 0.0f;
-  if (nx_csa_is_neg_inf(m)) return; /* all masked: +0 */
-  for (c = 0; c < count; c++)
-    if (!nx_csa_is_neg_inf(score[c])) den = den + nx_expf(score[c] - m);
-  den = den + nx_expf(sink - m); /* after the max: a logit-only mass */
-  /* prob[c] is the same for every dim, so it is computed once per candidate */
-  for (c = 0; c < count; c++) prob[c] = nx_csa_is_neg_inf(score[c]) ? 0.0f : nx_expf(score[c] - m) / den;
-  /* y's sums in a local array, which no value vector can alias: the dims then advance as vectors */
-  for (dd = 0; dd < CSA_HEAD_DIM; dd++) acc[dd] = 0.0f;
-  for (c = 0; c < count; c++) {
-    const float *v = values[c], p = prob[c];
-    if (nx_csa_is_neg_inf(score[c])) continue; /* -inf: not live, or masked by its bias */
-    for (dd = 0; dd < CSA_HEAD_DIM; dd++) acc[dd] = acc[dd] + p * v[dd];
-  }
-  memcpy(y, acc, sizeof acc);
+  head_rows r;
+  r.n = 1;
+  r.q[0] = q, r.bias[0] = bias_row, r.bias_step[0] = bias_step, r.sink[0] = sink;
+  r.prob[0] = prob, r.score[0] = score, r.y[0] = y;
+  attend_group(&r, values, count, scale, score_len);
 }
 
 int csa_split_rows(long long rows, long long heads) {
@@ -132,44 +183,49 @@ typedef struct heads_job {
   tensor *const *out;
   long long b, s, count;
   const float *const *values;
-  float *prob, *score; /* worker w's scratch starts at w * stride */
-  long long stride;    /* score_stride on whole cache lines */
+  float *scratch;   /* worker w's: HEAD_GROUP prob rows, then HEAD_GROUP score rows, from w * 2 * HEAD_GROUP * stride */
+  long long stride; /* score_stride on whole cache lines */
   float *trace_scores, *trace_output;
 } heads_job;
 
-/* Heads [h0, h1) of row (b, s) on one worker's prob and score scratch. */
+/* Heads [h0, h1) of row (b, s), HEAD_GROUP at a time, on one worker's scratch. */
 static void heads_range(void *ctx, long long h0, long long h1, int worker) {
   const heads_job *j = ctx;
   const csa_dims *d = j->d;
-  float *prob = j->prob + worker * j->stride, *score = j->score + worker * j->stride;
-  long long h;
-  for (h = h0; h < h1; h++) {
-    const long long row = (j->b * d->seq + j->s) * d->heads + h;
-    const float *q = (const float *)j->in[CSA_IN_QUERY]->data + row * CSA_HEAD_DIM;
-    float *y = (float *)j->out[CSA_OUT_Y]->data + row * CSA_HEAD_DIM;
-    long long step;
-    const float *bias = csa_bias_row(d, j->in, j->b, h, j->s, &step);
-    csa_attend_row(q, j->values, j->count, bias, step, d->scale, ((const float *)j->in[CSA_IN_HEAD_SINK]->data)[h],
-                   prob, score, d->score_stride, y);
-    if (j->trace_scores)
-      memcpy(j->trace_scores + row * d->score_stride, score, (size_t)d->score_stride * sizeof(float));
-    if (j->trace_output) memcpy(j->trace_output + row * CSA_HEAD_DIM, y, CSA_HEAD_DIM * sizeof(float));
+  float *scratch = j->scratch + (long long)worker * 2 * HEAD_GROUP * j->stride;
+  long long first;
+  int g;
+  for (first = h0; first < h1; first += HEAD_GROUP) {
+    head_rows r;
+    r.n = (int)(h1 - first < HEAD_GROUP ? h1 - first : HEAD_GROUP);
+    for (g = 0; g < r.n; g++) {
+      const long long row = (j->b * d->seq + j->s) * d->heads + first + g;
+      r.q[g] = (const float *)j->in[CSA_IN_QUERY]->data + row * CSA_HEAD_DIM;
+      r.y[g] = (float *)j->out[CSA_OUT_Y]->data + row * CSA_HEAD_DIM;
+      r.bias[g] = csa_bias_row(d, j->in, j->b, first + g, j->s, &r.bias_step[g]);
+      r.sink[g] = ((const float *)j->in[CSA_IN_HEAD_SINK]->data)[first + g];
+      r.prob[g] = scratch + g * j->stride;
+      r.score[g] = scratch + (HEAD_GROUP + g) * j->stride;
+    }
+    attend_group(&r, j->values, j->count, d->scale, d->score_stride);
+    for (g = 0; g < r.n; g++) {
+      const long long row = (j->b * d->seq + j->s) * d->heads + first + g;
+      if (j->trace_scores)
+        memcpy(j->trace_scores + row * d->score_stride, r.score[g], (size_t)d->score_stride * sizeof(float));
+      if (j->trace_output) memcpy(j->trace_output + row * CSA_HEAD_DIM, r.y[g], CSA_HEAD_DIM * sizeof(float));
+    }
   }
 }
 
 void csa_attend_heads(const csa_dims *d, const tensor *const *in, tensor *const *out, long long b, long long s,
-                      const float *const *values, long long count, float *prob, float *score, float *trace_scores,
-                      float *trace_output) {
+                      const float *const *values, long long count, float *trace_scores, float *trace_output) {
   const int workers = oracle_parallel_workers(d->heads, 1);
-  float *own = NULL;
   heads_job j;
   j.d = d, j.in = in, j.out = out, j.b = b, j.s = s, j.count = count, j.values = values;
-  j.prob = prob, j.score = score, j.stride = 0, j.trace_scores = trace_scores, j.trace_output = trace_output;
-  if (workers > 1) { /* the caller's scratch serves one worker; the split needs one each */
-    j.stride = oracle_worker_stride(d->score_stride, sizeof *own);
-    own = oracle_alloc_or_die((size_t)(2 * workers * j.stride), sizeof *own, __FILE__, __LINE__);
-    j.prob = own, j.score = own + workers * j.stride;
-  }
+  j.trace_scores = trace_scores, j.trace_output = trace_output;
+  j.stride = oracle_worker_stride(d->score_stride, sizeof *j.scratch);
+  j.scratch = oracle_alloc_or_die((size_t)(2 * HEAD_GROUP * workers * j.stride), sizeof *j.scratch, __FILE__,
+                                  __LINE__);
   oracle_parallel_for(d->heads, workers, heads_range, &j);
-  free(own);
+  free(j.scratch);
 }

@@ -62,17 +62,17 @@ void csa_attend_row(const float *q, const float *const *values, long long count,
 
 /*
 ** Every head of query row (b, s) over the same candidates: csa_attend_row
-** with the head's query, bias row and sink, into Y (out[CSA_OUT_Y]).  When
-** given, trace_scores ([B, S, heads, score_stride]) and trace_output ([B, S,
-** heads, 512]) receive copies of the head's scores and Y row.  prob and
-** score are the scratch csa_attend_row takes.  Called outside a worker, it
-** spreads the heads over the oracle's threads (with scratch of its own);
-** inside one, it runs them in turn.  It writes only row (b, s)'s outputs, so
-** calls for different rows may run at once.
+** with the head's query, bias row and sink, into Y (out[CSA_OUT_Y]), a few
+** heads at a time so that each candidate is read once for all of them (each
+** head's sums unchanged).  When given, trace_scores ([B, S, heads,
+** score_stride]) and trace_output ([B, S, heads, 512]) receive copies of the
+** head's scores and Y row.  Called outside a worker, it spreads the heads
+** over the oracle's threads; inside one, it runs them in turn; its scratch
+** is its own.  It writes only row (b, s)'s outputs, so calls for different
+** rows may run at once.
 */
 void csa_attend_heads(const csa_dims *d, const tensor *const *in, tensor *const *out, long long b, long long s,
-                      const float *const *values, long long count, float *prob, float *score, float *trace_scores,
-                      float *trace_output);
+                      const float *const *values, long long count, float *trace_scores, float *trace_output);
 
 /*
 ** 1 when a step's rows rows should be spread over the workers (each row's

@@ -37,17 +37,17 @@
 static int planted;
 
 void __real_csa_attend_heads(const csa_dims *d, const tensor *const *in, tensor *const *out, long long b, long long s,
-                             const float *const *values, long long count, float *prob, float *score,
-                             float *trace_scores, float *trace_output);
+                             const float *const *values, long long count, float *trace_scores,
+                             float *trace_output);
 void __wrap_csa_attend_heads(const csa_dims *d, const tensor *const *in, tensor *const *out, long long b, long long s,
-                             const float *const *values, long long count, float *prob, float *score,
-                             float *trace_scores, float *trace_output);
+                             const float *const *values, long long count, float *trace_scores,
+                             float *trace_output);
 
 void __wrap_csa_attend_heads(const csa_dims *d, const tensor *const *in, tensor *const *out, long long b, long long s,
-                             const float *const *values, long long count, float *prob, float *score,
-                             float *trace_scores, float *trace_output) {
+                             const float *const *values, long long count, float *trace_scores,
+                             float *trace_output) {
   long long row = (b * d->seq + s) * d->heads; /* head 0 */
-  __real_csa_attend_heads(d, in, out, b, s, values, count, prob, score, trace_scores, trace_output);
+  __real_csa_attend_heads(d, in, out, b, s, values, count, trace_scores, trace_output);
   if (!planted || csa_window_of(d, s).position % 64 != 37) return;
   {
     float *y = (float *)out[CSA_OUT_Y]->data + row * CSA_HEAD_DIM;
