@@ -21,7 +21,10 @@
 ** row whose scores are all -inf or NaN is all-masked.  Inf: a +inf score
 ** gives inf - inf = NaN.  Signed zero: the all-masked row stores +0.
 ** Threads: output rows are independent, so they are spread over the
-** oracle's workers (oracle_threads.h); each row's operations are unchanged.
+** oracle's workers (oracle_threads.h), a few heads that share a kv head and
+** an index row at a time (each K and V row read once for them); each row's
+** operations are unchanged.  The present outputs' (b, kv head) blocks are
+** spread the same way.
 */
 #include "oracle/index_share.h"
 
@@ -72,25 +75,63 @@ static float storage_round_trip(dtype dt, float v) {
   return v;
 }
 
+/* One present output's build, shared by the workers that split its (b, kv head) blocks. */
+typedef struct present_job {
+  const index_share_dims *d;
+  const is_cache *c;
+  const long long *write_pos;
+  tensor *out;
+} present_job;
+
 /*
-** Writes the present output [B, Nkv, cache_seq, H].  f32 is copied bit for
-** bit (so NaN payloads survive); f16/bf16 go through load and store.
+** Blocks [i0, i1) of the present output [B, Nkv, cache_seq, H], block i =
+** (b, h) = (i / Nkv, i % Nkv).  f32 is copied bit for bit (so NaN payloads
+** survive); f16/bf16 go through load and store, which for a half of the
+** output's own type is the identity unless it is a NaN (test_numerics_formats
+** checks all 65,536 of each), so only a NaN pays for the conversion.
 */
+static void present_blocks(void *ctx, long long i0, long long i1, int worker) {
+  const present_job *j = ctx;
+  const index_share_dims *d = j->d;
+  long long i, t, e, off;
+  (void)worker;
+  for (i = i0; i < i1; i++) {
+    const long long b = i / d->kv_heads, h = i % d->kv_heads;
+    long long dst = i * d->cache_seq * d->head_size;
+    for (t = 0; t < d->cache_seq; t++, dst += d->head_size) {
+      const tensor *src = present_source(d, j->c, j->write_pos[b], b, h, t, &off);
+      if (d->dt == DTYPE_F32) {
+        memcpy((float *)j->out->data + dst, (const float *)src->data + off, (size_t)d->head_size * sizeof(float));
+      } else if (src->dt == j->out->dt) {
+        const nx_u16 *from = (const nx_u16 *)src->data + off;
+        nx_u16 *to = (nx_u16 *)j->out->data + dst;
+        for (e = 0; e < d->head_size; e++) {
+          const float v = tensor_load_f32(src, off + e);
+          if (v == v) to[e] = from[e];
+          else tensor_store_f32(j->out, dst + e, v);
+        }
+      } else {
+        for (e = 0; e < d->head_size; e++) tensor_store_f32(j->out, dst + e, tensor_load_f32(src, off + e));
+      }
+    }
+  }
+}
+
+/* Writes the present output [B, Nkv, cache_seq, H], its (b, kv head) blocks on the workers. */
 static void build_present(const index_share_dims *d, const is_cache *c, const long long *write_pos,
                           tensor *out) {
-  long long b, h, t, i, off, dst = 0;
-  for (b = 0; b < d->batch; b++)
-    for (h = 0; h < d->kv_heads; h++)
-      for (t = 0; t < d->cache_seq; t++, dst += d->head_size) {
-        const tensor *src = present_source(d, c, write_pos[b], b, h, t, &off);
-        if (d->dt == DTYPE_F32) {
-          memcpy((float *)out->data + dst, (const float *)src->data + off,
-                 (size_t)d->head_size * sizeof(float));
-          continue;
-        }
-        for (i = 0; i < d->head_size; i++) tensor_store_f32(out, dst + i, tensor_load_f32(src, off + i));
-      }
+  const long long blocks = d->batch * d->kv_heads;
+  present_job j;
+  j.d = d, j.c = c, j.write_pos = write_pos, j.out = out;
+  oracle_parallel_for(blocks, oracle_parallel_workers(blocks, 1), present_blocks, &j);
 }
+
+/*
+** Heads taken together: with one index row for every head (index_heads ==
+** 1), the heads of a kv head select the same keys, so a group of them reads
+** (and converts) each present K and V row once instead of once a head.
+*/
+#define HEAD_GROUP 16
 
 /* Everything one output row reads, and its scratch. */
 typedef struct is_ctx {
@@ -100,17 +141,24 @@ typedef struct is_ctx {
   const long long *write_pos;
   tensor *y;
   index_share_trace *trace;
-  float *scratch; /* per worker 2K + 3H floats: a row_scratch */
+  long long group_heads;    /* heads a unit takes: min(HEAD_GROUP, group) when they share the index row, else 1 */
+  long long head_chunks;    /* units a (b, kv head, qi): group / group_heads, rounded up */
+  float *scratch;           /* per worker: a row_scratch's floats */
   long long scratch_stride; /* floats between two workers' scratch, on whole cache lines */
 } is_ctx;
 
-/* One worker's scratch, cut from is_ctx.scratch. */
+/* One worker's scratch, cut from is_ctx.scratch; [g] is head g of the unit. */
 typedef struct row_scratch {
-  float *score, *prob; /* [K]: scores (then exponentials), probabilities */
-  float *q_scaled;     /* [H]: the row's q[d] * sqrt_scale, the same for every key */
+  float *score, *prob; /* [G][K]: scores (then exponentials), probabilities */
+  float *q_t;          /* [H][HEAD_GROUP]: each head's q[d] * sqrt_scale (the same for every key), interleaved */
   float *kv;           /* [H]: one present K or V row as the kernel reads it back */
-  float *y;            /* [H]: Y's sums */
+  float *k_scaled;     /* [H]: that K row times sqrt_scale, the same for every head */
+  float *y;            /* [G][H]: Y's sums */
 } row_scratch;
+
+static long long scratch_floats(long long g, long long k, long long h) {
+  return 2 * g * k + HEAD_GROUP * h + g * h + 2 * h;
+}
 
 /*
 ** Present row t of (b, kv head h), every element as the kernel reads it back:
@@ -158,81 +206,122 @@ static void add_scaled_row(float *restrict y, const float *restrict v, float p, 
   for (dd = 0; dd < n; dd++) y[dd] = y[dd] + p * v[dd];
 }
 
-/* score = sum_d (q[d] * ss) * (K[key][d] * ss) from +0 ascending, then + bias. */
-static float row_score(const is_ctx *x, const row_scratch *w, long long b, long long qh, long long qi,
-                       long long kvh, long long key) {
-  const index_share_dims *d = x->d;
-  const float ss = d->sqrt_scale;
-  float acc = 0.0f;
+/*
+** acc[g] = sum_d q_t[d * HEAD_GROUP + g] * k[d] from +0, d ascending, for all
+** HEAD_GROUP lanes at once (the heads' queries interleaved, so that one d is
+** one vector operation; lanes past the unit's heads hold zeros).
+*/
+static void dot_heads(const float *restrict q_t, const float *restrict k, long long n, float *restrict acc) {
   long long dd;
-  present_row(x, &x->key, b, kvh, key, w->kv);
-  for (dd = 0; dd < d->head_size; dd++) acc = acc + w->q_scaled[dd] * (w->kv[dd] * ss);
-  if (d->has_bias) acc = acc + tensor_load_f32(x->bias, index_share_bias_offset(d, b, qh, qi, key));
-  return acc;
+  int g;
+  for (g = 0; g < HEAD_GROUP; g++) acc[g] = 0.0f;
+  for (dd = 0; dd < n; dd++)
+    for (g = 0; g < HEAD_GROUP; g++) acc[g] = acc[g] + q_t[dd * HEAD_GROUP + g] * k[dd];
 }
 
 /*
-** One output row (b, qh, qi): seed index_share_row, stages 1 to 3, on the
-** calling worker's scratch w; the row writes only its own Y row and trace
-** columns, so rows may run on any thread in any order.  Y's sums advance
-** key by key, all dims at once; each dim still adds its terms in key order.
+** Output rows (b, qh, qi) for qh = h0 .. h0 + G - 1, heads of one kv head
+** that share an index row: seed index_share_row, stages 1 to 3, on the
+** calling worker's scratch w.  Per head:
+**   score_s = sum_d (q[d] * ss) * (K[key_s][d] * ss) from +0 ascending, + bias
+**   m = max_s score_s; m == -inf: Y = +0; e_s = exp(score_s - m), sum in s
+**   order, p_s = e_s * (1 / sum); Y[d] = sum_s p_s * V[key_s][d], s ascending
+** Each K or V row is read once for the G heads; every head's sums are its
+** own, in the order above.  The rows write only their own Y rows and trace
+** columns, so units may run on any thread in any order.
 */
-static void row_attend(const is_ctx *x, const row_scratch *w, long long b, long long qh, long long qi) {
+static void rows_attend_heads(const is_ctx *x, const row_scratch *w, long long b, long long h0, long long G,
+                              long long qi) {
   const index_share_dims *d = x->d;
-  float *score = w->score, *prob = w->prob;
-  long long K = d->selected_width, row = (b * d->q_heads + qh) * d->q_seq + qi;
-  long long kvh = qh / d->group, ih = d->index_heads == 1 ? 0 : qh;
-  long long index_row = ((b * d->index_heads + ih) * d->q_seq + qi) * K;
-  long long valid = row_valid_count(x, index_row), s, dd;
-  float m = nx_f32_from_bits(0xff800000u), sum = 0.0f, inv; /* m starts at -inf */
+  const long long K = d->selected_width, H = d->head_size, kvh = h0 / d->group;
+  const long long ih = d->index_heads == 1 ? 0 : h0;
+  const long long index_row = ((b * d->index_heads + ih) * d->q_seq + qi) * K;
+  const long long valid = row_valid_count(x, index_row);
+  const float neg_inf = nx_f32_from_bits(0xff800000u);
+  int live[HEAD_GROUP];
+  long long g, s, dd;
 
-  for (dd = 0; dd < d->head_size; dd++)
-    w->q_scaled[dd] = tensor_load_f32(x->q, row * d->head_size + dd) * d->sqrt_scale;
-  for (s = 0; s < valid; s++) {
-    score[s] = row_score(x, w, b, qh, qi, kvh, tensor_load_index(x->indices, index_row + s));
-    if (x->trace && x->trace->scores) x->trace->scores[row * K + s] = score[s];
-  }
-  for (s = 0; s < valid; s++) m = nx_maxf(m, score[s]);
-  if (m == nx_f32_from_bits(0xff800000u)) { /* every score -inf or NaN: all masked */
-    for (dd = 0; dd < d->head_size; dd++) tensor_store_f32(x->y, row * d->head_size + dd, 0.0f);
-    if (x->trace && x->trace->probs)
-      for (s = 0; s < valid; s++) x->trace->probs[row * K + s] = 0.0f;
-    return;
+  for (g = 0; g < HEAD_GROUP; g++) {
+    const long long row = (b * d->q_heads + h0 + g) * d->q_seq + qi;
+    for (dd = 0; dd < H; dd++)
+      w->q_t[dd * HEAD_GROUP + g] = g < G ? tensor_load_f32(x->q, row * H + dd) * d->sqrt_scale : 0.0f;
   }
   for (s = 0; s < valid; s++) {
-    score[s] = nx_expf(score[s] - m);
-    sum = sum + score[s];
+    const long long key = tensor_load_index(x->indices, index_row + s);
+    float acc[HEAD_GROUP];
+    present_row(x, &x->key, b, kvh, key, w->kv);
+    for (dd = 0; dd < H; dd++) w->k_scaled[dd] = w->kv[dd] * d->sqrt_scale;
+    if (G == 1) { /* heads with index rows of their own (index_heads > 1): one chain, no idle lanes */
+      acc[0] = 0.0f;
+      for (dd = 0; dd < H; dd++) acc[0] = acc[0] + w->q_t[dd * HEAD_GROUP] * w->k_scaled[dd];
+    } else {
+      dot_heads(w->q_t, w->k_scaled, H, acc);
+    }
+    for (g = 0; g < G; g++) {
+      if (d->has_bias) acc[g] = acc[g] + tensor_load_f32(x->bias, index_share_bias_offset(d, b, h0 + g, qi, key));
+      w->score[g * K + s] = acc[g];
+    }
   }
-  inv = 1.0f / sum;
-  for (s = 0; s < valid; s++) {
-    prob[s] = score[s] * inv;
-    if (x->trace && x->trace->probs) x->trace->probs[row * K + s] = prob[s];
+  for (g = 0; g < G; g++) {
+    const long long row = (b * d->q_heads + h0 + g) * d->q_seq + qi;
+    float *score = w->score + g * K, *prob = w->prob + g * K, *y = w->y + g * H;
+    float m = neg_inf, sum = 0.0f, inv;
+    if (x->trace && x->trace->scores)
+      for (s = 0; s < valid; s++) x->trace->scores[row * K + s] = score[s];
+    for (s = 0; s < valid; s++) m = nx_maxf(m, score[s]);
+    for (dd = 0; dd < H; dd++) y[dd] = 0.0f;
+    live[g] = m != neg_inf;
+    if (!live[g]) { /* every score -inf or NaN: all masked, Y stays +0 */
+      if (x->trace && x->trace->probs)
+        for (s = 0; s < valid; s++) x->trace->probs[row * K + s] = 0.0f;
+      continue;
+    }
+    for (s = 0; s < valid; s++) {
+      score[s] = nx_expf(score[s] - m);
+      sum = sum + score[s];
+    }
+    inv = 1.0f / sum;
+    for (s = 0; s < valid; s++) {
+      prob[s] = score[s] * inv;
+      if (x->trace && x->trace->probs) x->trace->probs[row * K + s] = prob[s];
+    }
   }
-  for (dd = 0; dd < d->head_size; dd++) w->y[dd] = 0.0f;
   for (s = 0; s < valid; s++) {
-    const float p = prob[s];
     present_row(x, &x->value, b, kvh, tensor_load_index(x->indices, index_row + s), w->kv);
-    add_scaled_row(w->y, w->kv, p, d->head_size);
+    for (g = 0; g < G; g++)
+      if (live[g]) add_scaled_row(w->y + g * H, w->kv, w->prob[g * K + s], H);
   }
-  for (dd = 0; dd < d->head_size; dd++) tensor_store_f32(x->y, row * d->head_size + dd, w->y[dd]);
+  for (g = 0; g < G; g++) {
+    const long long row = (b * d->q_heads + h0 + g) * d->q_seq + qi;
+    for (dd = 0; dd < H; dd++) tensor_store_f32(x->y, row * H + dd, w->y[g * H + dd]);
+  }
 }
 
-/* Output rows [begin, end) in (b, qh, qi) order, on one worker's scratch. */
+/*
+** Units [begin, end), on one worker's scratch: unit u is (b, kv head, head
+** chunk, qi) with qi fastest; its heads are the chunk's group_heads (fewer in
+** the last chunk of a kv head).
+*/
 static void rows_attend(void *ctx, long long begin, long long end, int worker) {
   const is_ctx *x = ctx;
-  const long long K = x->d->selected_width, H = x->d->head_size;
+  const index_share_dims *d = x->d;
+  const long long K = d->selected_width, H = d->head_size, G = x->group_heads;
   row_scratch w;
-  long long r;
-  w.score = x->scratch + worker * x->scratch_stride, w.prob = w.score + K;
-  w.q_scaled = w.prob + K, w.kv = w.q_scaled + H, w.y = w.kv + H;
-  for (r = begin; r < end; r++)
-    row_attend(x, &w, r / (x->d->q_heads * x->d->q_seq), r / x->d->q_seq % x->d->q_heads, r % x->d->q_seq);
+  long long u;
+  w.score = x->scratch + worker * x->scratch_stride, w.prob = w.score + G * K;
+  w.q_t = w.prob + G * K, w.y = w.q_t + HEAD_GROUP * H, w.kv = w.y + G * H, w.k_scaled = w.kv + H;
+  for (u = begin; u < end; u++) {
+    const long long qi = u % d->q_seq, r = u / d->q_seq, chunk = r % x->head_chunks;
+    const long long bk = r / x->head_chunks, kvh = bk % d->kv_heads, b = bk / d->kv_heads;
+    const long long h0 = kvh * d->group + chunk * G, n = d->group - chunk * G < G ? d->group - chunk * G : G;
+    rows_attend_heads(x, &w, b, h0, n, qi);
+  }
 }
 
 int oracle_index_share_run(const index_share_attrs *a, const tensor *const *inputs, int n_inputs,
                            tensor *const *outputs, int n_outputs, index_share_trace *trace, op_error *err) {
   index_share_dims d;
-  long long *valid_len = NULL, *write_pos = NULL, *bound = NULL, b, rows;
+  long long *valid_len = NULL, *write_pos = NULL, *bound = NULL, b, units;
   is_ctx x;
   int rc, workers;
 
@@ -258,15 +347,19 @@ int oracle_index_share_run(const index_share_attrs *a, const tensor *const *inpu
   x.write_pos = write_pos; /* all 0 when growing, where it is not used */
   x.y = outputs[IS_OUT_Y];
   x.trace = trace;
-  rows = d.batch * d.q_heads * d.q_seq;
-  workers = oracle_parallel_workers(rows, ROWS_PER_WORKER_MIN);
-  x.scratch_stride = oracle_worker_stride(2 * d.selected_width + 3 * d.head_size, sizeof(float));
+  x.group_heads = d.index_heads == 1 ? (d.group < HEAD_GROUP ? d.group : HEAD_GROUP) : 1;
+  if (x.group_heads < 1) x.group_heads = 1;
+  x.head_chunks = (d.group + x.group_heads - 1) / x.group_heads;
+  units = d.batch * d.kv_heads * x.head_chunks * d.q_seq;
+  workers = oracle_parallel_workers(units, (ROWS_PER_WORKER_MIN + x.group_heads - 1) / x.group_heads);
+  x.scratch_stride =
+      oracle_worker_stride(scratch_floats(x.group_heads, d.selected_width, d.head_size), sizeof(float));
   x.scratch = oracle_alloc_or_die((size_t)(workers * x.scratch_stride), sizeof(float), __FILE__, __LINE__);
   if (n_outputs == 3) {
     build_present(&d, &x.key, write_pos, outputs[IS_OUT_PRESENT_KEY]);
     build_present(&d, &x.value, write_pos, outputs[IS_OUT_PRESENT_VALUE]);
   }
-  oracle_parallel_for(rows, workers, rows_attend, &x);
+  oracle_parallel_for(units, workers, rows_attend, &x);
   free(x.scratch);
 done:
   free(valid_len);
