@@ -67,11 +67,7 @@ static void carry_reset(float *carry_row) {
     }
 }
 
-/*
-** The finished record of a complete block ending at pos (seed:218-249):
-** the per-dimension pool over the 128 slots, RMSNorm with the norm weight,
-** then the RoPE tail at the block's first position pos - 127.
-*/
+/* One finished record's pools, split by dim between the workers (record_finish). */
 typedef struct pool_job {
   float *carry_row, *rec;
 } pool_job;
@@ -86,6 +82,11 @@ static void pool_dims(void *ctx, long long d0, long long d1, int worker) {
                              CSA128_RATIO, 2 * CSA_HEAD_DIM, CSA128_RATIO, 0);
 }
 
+/*
+** The finished record of a complete block ending at pos (seed:218-249):
+** the per-dimension pool over the 128 slots, RMSNorm with the norm weight,
+** then the RoPE tail at the block's first position pos - 127.
+*/
 static void record_finish(float *carry_row, const float *norm, long long pos, float *rec) {
   pool_job j;
   float inv_rms;
