@@ -85,10 +85,10 @@ static void dot_lanes(const float *q, const float *lanes, float *acc) {
 
 /*
 ** The rows of n <= HEAD_GROUP heads of one query row over the same
-** candidates.  Taken together so that each candidate's 512 floats are read
-** once for all of them while they are in cache (the heads' passes over the
-** candidates were what bounded two workers); each head's sums are its own
-** and keep their order.
+** candidates.  Taken together so that each block of interleaved candidates
+** (lanes_interleave) and each value vector is prepared and read once for
+** all of them while it is in cache; each head's sums are its own and keep
+** their order.
 */
 #define HEAD_GROUP 4
 
@@ -153,22 +153,13 @@ static void attend_group(const head_rows *r, const float *const *values, long lo
   for (c = 0; c < count; c++) {
     const float *v = values[c];
     for (g = 0; g < r->n; g++) {
-      const float p = r->prob[g][c];
+      float p;
       if (masked[g] || nx_csa_is_neg_inf(r->score[g][c])) continue; /* -inf: not live, or masked by its bias */
+      p = r->prob[g][c];
       for (dd = 0; dd < CSA_HEAD_DIM; dd++) acc[g][dd] = acc[g][dd] + p * v[dd];
     }
   }
   for (g = 0; g < r->n; g++) memcpy(r->y[g], acc[g], sizeof acc[g]);
-}
-
-void csa_attend_row(const float *q, const float *const *values, long long count, const float *bias_row,
-                    long long bias_step, float scale, float sink, float *prob, float *score, long long score_len,
-                    float *y) {
-  head_rows r;
-  r.n = 1;
-  r.q[0] = q, r.bias[0] = bias_row, r.bias_step[0] = bias_step, r.sink[0] = sink;
-  r.prob[0] = prob, r.score[0] = score, r.y[0] = y;
-  attend_group(&r, values, count, scale, score_len);
 }
 
 int csa_split_rows(long long rows, long long heads) {

@@ -6,7 +6,7 @@
 ** from: ratio 128 reads the dense window and then every completed record,
 ** ratio 4 the dense window and then the records the indexer selected.  So
 ** the caller lists the candidates (one 512-float value vector each, NULL
-** for a candidate that is not live) and csa_attend_row does the rest.
+** for a candidate that is not live) and csa_attend_heads does the rest.
 **
 ** Internal to oracle/: csa128.c and csa4.c include it; nothing else should.
 */
@@ -44,27 +44,19 @@ const float *csa_bias_row(const csa_dims *d, const tensor *const *in, long long 
 void csa_fp8_record_decode(const unsigned char *rec, float *out);
 
 /*
-** One output row.  values[c] (c < count) is candidate c's 512 floats, NULL
-** when not live.  Writes y[0..512) and score[0..score_len) (score_len >=
-** count; -inf in every column that is no live candidate); prob is scratch
-** of count floats.
+** Every head of query row (b, s) over the same candidates, into Y
+** (out[CSA_OUT_Y]).  values[c] (c < count) is candidate c's 512 floats, NULL
+** when not live.  Per head h, with its query q, bias row and sink:
 **
-**   score_c = (sum_d q[d] * v_c[d]) * scale [+ bias_row[c * bias_step]]
+**   score_c = (sum_d q[d] * v_c[d]) * scale [+ bias[c]]  (-inf: no live candidate)
 **   m = max score_c; m == -inf: y = +0
 **   den = sum_c exp(score_c - m) + exp(sink - m);  y[d] = sum_c (exp(score_c - m) / den) * v_c[d]
 **
-** Every sum runs in ascending c (the seed's order); y's sums are taken
-** candidate by candidate over all d at once, which keeps each y[d]'s order.
-*/
-void csa_attend_row(const float *q, const float *const *values, long long count, const float *bias_row,
-                    long long bias_step, float scale, float sink, float *prob, float *score, long long score_len,
-                    float *y);
-
-/*
-** Every head of query row (b, s) over the same candidates: csa_attend_row
-** with the head's query, bias row and sink, into Y (out[CSA_OUT_Y]), a few
-** heads at a time so that each candidate is read once for all of them (each
-** head's sums unchanged).  When given, trace_scores ([B, S, heads,
+** Every sum runs in ascending c (the seed's order), each dot product in
+** ascending d; y's sums are taken candidate by candidate over all d at
+** once, which keeps each y[d]'s order.  A few heads are taken at a time so
+** that each candidate is read once for all of them (each head's sums
+** unchanged).  When given, trace_scores ([B, S, heads,
 ** score_stride]) and trace_output ([B, S, heads, 512]) receive copies of the
 ** head's scores and Y row.  Called outside a worker, it spreads the heads
 ** over the oracle's threads; inside one, it runs them in turn; its scratch
