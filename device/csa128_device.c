@@ -197,8 +197,8 @@ static int csa128_launch_compress(device_csa128 *k, const csa_dims *d, const csa
   if (batch == 0 || seq == 0) return 0; /* csa128_run bounded batch by the grid */
   if (k->variant == DEVICE_VARIANT_REFERENCE)
     return csa128_launch(k, CSA128_K_COMPRESS, (unsigned long long)batch, REF_SERIAL_THREADS, args);
-  /* fast: a cluster of CSA128_COMPRESS_CLUSTER blocks a batch row (the kernel's __cluster_dims__) */
-  return csa128_launch(k, CSA128_K_COMPRESS, (unsigned long long)batch * CSA128_COMPRESS_CLUSTER,
+  /* fast: a cluster of CSA128_COMPRESS_CLUSTER blocks a batch row (the kernel's __cluster_dims__), cluster-stride */
+  return csa128_launch(k, CSA128_K_COMPRESS, csa_device_clusters(batch, CSA128_COMPRESS_CLUSTER),
                        CSA128_COMPRESS_THREADS, args);
 }
 
