@@ -334,7 +334,7 @@ struct csa4_row_at {
 };
 
 #define CSA4_ATTENTION_KERNEL(name, pass)                                                                     \
-  extern "C" __global__ void __launch_bounds__(CSA_TILE_THREADS)                                             \
+  extern "C" __global__ void __launch_bounds__(CSA_TILE_THREADS, CSA_TILE_MIN_BLOCKS)                        \
       name(csa4_shape p, const float *query, const float *current_kv, const nx_u8 *cache,                    \
            const int *selection, const float *sink, const float *bias, float *y, float *scores,              \
            float *weights, const long long *total_ptr) {                                                      \

@@ -8,6 +8,7 @@
 #define CSA_ATTENTION_ABI_H
 
 #define CSA_TILE_THREADS 256  /* every attention pass: 8 warps */
+#define CSA_TILE_MIN_BLOCKS 2 /* resident blocks a SM each pass is compiled for (at most 128 registers) */
 #define CSA_TILE_HEADS 8      /* heads a scores or values tile: a warp each */
 #define CSA_TILE_CANDS 32     /* candidates a scores tile: a lane each */
 #define CSA_TILE_K 256        /* dims of q and k staged at once by the scores pass */

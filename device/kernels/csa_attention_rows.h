@@ -20,10 +20,10 @@ static __device__ __forceinline__ void csa4_attention_row_at(
     csa_attention_row *r, const csa4_shape *p, const csa_cursor *cur, long long row, const float *query,
     const float *current_kv, const nx_u8 *cache, const int *selection, const float *sink, const float *bias,
     float *y, float *scores, float *weights) {
-  const long long bs = row / p->heads, stride = CSA4_WINDOW_K + p->topk;
-  r->h = row % p->heads;
-  r->s = bs % p->seq;
-  r->b = bs / p->seq;
+  const long long bs = csa_div_ll(row, p->heads), stride = CSA4_WINDOW_K + p->topk;
+  r->h = row - bs * p->heads;
+  r->b = csa_div_ll(bs, p->seq);
+  r->s = bs - r->b * p->seq;
   r->position = cur->start + r->s;
   csa_attention_dense(r, cur);
   r->count = r->n_dense + p->topk;
@@ -57,10 +57,10 @@ static __device__ __forceinline__ void csa128_attention_row_at(
     csa_attention_row *r, const csa128_attention_shape *p, const csa_cursor *cur, long long row,
     const float *query, const float *current_kv, const nx_u8 *cache, const float *sink, const float *bias,
     float *y, float *scores) {
-  const long long bs = row / p->heads, stride = CSA128_WINDOW_K + p->present_capacity;
-  r->h = row % p->heads;
-  r->s = bs % p->seq;
-  r->b = bs / p->seq;
+  const long long bs = csa_div_ll(row, p->heads), stride = CSA128_WINDOW_K + p->present_capacity;
+  r->h = row - bs * p->heads;
+  r->b = csa_div_ll(bs, p->seq);
+  r->s = bs - r->b * p->seq;
   r->position = cur->start + r->s;
   csa_attention_dense(r, cur);
   r->count = r->n_dense + csa_min_ll(p->present_capacity, (r->position + 1) / CSA128_RATIO_K);

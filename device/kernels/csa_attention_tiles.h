@@ -17,21 +17,28 @@
 **   csa_attn_softmax  a block per output row: m = max (nx_maxf, reduced
 **                     across the block: order-free), w_c = nx_expf(score -
 **                     m) a thread each, den = the w_c summed over c
-**                     ascending by thread 0 from shared memory, a block's
-**                     worth at a time, + nx_expf(sink - m), p_c = w_c / den
-**                     in parallel (nx_expf is a double-double routine: a
-**                     warp per row left 640 of them to 32 lanes).  m == -inf makes every weight -inf, which the last pass
-**                     reads as "no candidate": y = +0, as the oracle's zero
-**                     row.  -inf marks a dead candidate (no exp or
-**                     probability is -inf).
+**                     ascending by thread 0 from shared memory, up to
+**                     CSA_SOFTMAX_BATCH at a time, + nx_expf(sink - m),
+**                     p_c = w_c / den in parallel (nx_expf is a
+**                     double-double routine: a warp per row left 640 of
+**                     them to 32 lanes).  m == -inf makes every weight
+**                     -inf, which the last pass reads as "no candidate":
+**                     y = +0, as the oracle's zero row.  -inf marks a dead
+**                     candidate (no exp or probability is -inf).
 **   csa_attn_values   a tile of CSA_TILE_HEADS heads (a warp each) x
 **                     CSA_TILE_DIMS dims (a lane each) a block: y[d] = sum
 **                     over c ascending of p_c * v_c[d] skipping p_c ==
 **                     -inf, each y[d] one thread's chain; CSA_TILE_CHUNK
 **                     candidates' values are decoded into shared memory at
-**                     once, a warp a candidate row.  Both tiled passes
-**                     first resolve their candidates' rows into a shared
-**                     table, so no staging load waits on a selection load.
+**                     once, a warp a candidate row, the next chunk's loads
+**                     in flight while this one is multiplied.
+**
+** Both tiled passes first resolve their candidates' rows into a shared
+** table, so no staging load waits on a selection load, then fetch every
+** byte a chunk needs into registers before decoding any (csa_fetch, then
+** csa_fetched_value): a load followed at once by its decode and store made
+** each lane wait out its loads one after another (docs/SPEED.md, fourth
+** round).
 **
 ** Why this shape: at a decode step with B = 1 there are only 64 rows, so the
 ** work must spread over candidates and dims to reach the 132 SMs, and every
@@ -48,83 +55,188 @@
 
 #include "csa_attention_abi.h"
 
+/* How a table row's elements are stored (csa_cand_entry). */
+enum { CSA_ROW_NONE = 0, CSA_ROW_F32 = 1, CSA_ROW_FP8 = 2 };
+
 /*
-** The rows of candidates c0 .. c0 + n - 1 (NULL, NULL: not live or not below
-** limit), resolved a thread each into shared memory: the staging loads that
-** follow then depend on no selection load and can all be in flight at once.
-** Every thread calls it; a barrier must follow before the table is read.
+** Entry i of a shared table of candidate rows: candidate c's row and how it
+** is stored (CSA_ROW_NONE: not live, or beyond count); record is
+** csa_candidate_record(r, c), loaded earlier so that no stage waits on it.
+** The staging loads that follow a table then depend on no selection load and
+** can all be in flight at once; a barrier must come before the table is read.
 */
-static __device__ __forceinline__ void csa_cand_table(const float **kv, const nx_u8 **rec, int n,
+static __device__ __forceinline__ void csa_cand_entry(const void **row, unsigned char *kind, int i,
                                                       const csa_attention_row *r, const csa_cursor *cur,
-                                                      long long c0, long long limit) {
+                                                      long long c, long long record) {
+  const float *k;
+  const nx_u8 *x;
+  if (!csa_candidate_at(r, cur, c, record, &k, &x)) k = NULL, x = NULL;
+  row[i] = k ? (const void *)k : (const void *)x;
+  kind[i] = k ? CSA_ROW_F32 : !x ? CSA_ROW_NONE : r->cache_fp8 ? CSA_ROW_FP8 : CSA_ROW_F32;
+}
+
+/*
+** Element dbase + lane of a table row in two steps, dbase a multiple of 32:
+** its bytes as loaded (the f32 bits, or an FP8 code and its block's scale
+** byte, or a bf16 tail's two bytes), then its value (0 for no row: never
+** read as one).  A stage issues every fetch of its rows before it decodes
+** any, so that its loads are in flight together and it waits once; both
+** steps are branch-free (predicated loads, selects), so that a warp's
+** fetches and decodes of several rows overlap.  A run of 32 dims from a
+** multiple of 32 lies in one FP8 block of 64, whose codes are consecutive
+** bytes, or in the tail, whose elements are 2 bytes apart.  An FP8 value
+** is nx_csa_fp8_record_decode's product, read from the tables below.
+*/
+typedef struct csa_fetched {
+  unsigned int first, second;
+} csa_fetched;
+
+static __device__ __forceinline__ csa_fetched csa_fetch(const void *row, int kind, int dbase, int lane) {
+  const nx_u8 *rec = (const nx_u8 *)row;
+  csa_fetched f = {0u, 0u};
+  int first, second;
+  nx_csa_fp8_record_offsets(dbase, &first, &second);
+  if (dbase < NX_CSA_NOPE) {
+    first += lane;
+  } else {
+    first += 2 * lane;
+    second += 2 * lane;
+  }
+  /* the rows are inputs no attention pass writes: read-only loads */
+  if (kind == CSA_ROW_F32) f.first = __ldg((const unsigned int *)row + dbase + lane);
+  if (kind == CSA_ROW_FP8) {
+    f.first = __ldg(rec + first);
+    f.second = __ldg(rec + second);
+  }
+  return f;
+}
+
+/*
+** The decoding tables a block builds once: fp8[code] = nx_e4m3_decode(code)
+** and scale[byte] = nx_ue8m0_decode(byte), so that a decode is two table
+** reads and a multiply, with no branch (both routines test for their NaN and
+** zero codes).  A barrier must follow before they are read.
+*/
+typedef struct csa_decode_tables {
+  float fp8[256], scale[256];
+} csa_decode_tables;
+
+static __device__ __forceinline__ void csa_decode_tables_fill(csa_decode_tables *t) {
   int i;
-  for (i = threadIdx.x; i < n; i += blockDim.x) {
-    const float *k = NULL;
-    const nx_u8 *x = NULL;
-    if (c0 + i >= limit || !csa_candidate(r, cur, c0 + i, &k, &x)) k = NULL, x = NULL;
-    kv[i] = k;
-    rec[i] = x;
+  for (i = threadIdx.x; i < 256; i += blockDim.x) {
+    t->fp8[i] = nx_e4m3_decode((nx_u8)i);
+    t->scale[i] = nx_ue8m0_decode((nx_u8)i);
   }
 }
 
-/* Element d of a table row (0 for no row: never read as a value). */
-static __device__ __forceinline__ float csa_row_value(const csa_attention_row *r, const float *kv, const nx_u8 *rec,
-                                                      int d) {
-  return kv ? kv[d] : rec ? csa_record_value(rec, r->cache_fp8, d) : 0.0f;
+static __device__ __forceinline__ float csa_fetched_value(const csa_decode_tables *t, int kind, int dbase,
+                                                          csa_fetched f) {
+  const float record = dbase < NX_CSA_NOPE ? t->fp8[f.first & 0xffu] * t->scale[f.second & 0xffu]
+                                           : nx_csa_fp8_record_decode(dbase, (nx_u8)f.first, (nx_u8)f.second);
+  const float value = kind == CSA_ROW_FP8 ? record : __uint_as_float(f.first);
+  return kind == CSA_ROW_NONE ? 0.0f : value;
+}
+
+#define CSA_TILE_WARPS (CSA_TILE_THREADS / 32)
+#define CSA_KEY_ROWS (CSA_TILE_CANDS / CSA_TILE_WARPS)   /* candidates a warp stages a chunk: 4 */
+#define CSA_KEY_RUNS (CSA_TILE_K / 32)                   /* runs of 32 dims of each: 8 */
+#define CSA_VALUE_ROWS (CSA_TILE_CHUNK / CSA_TILE_WARPS) /* candidates a warp stages a chunk: 32 */
+#define CSA_SOFTMAX_BATCH 1024                           /* exps summed from shared memory at once */
+#define CSA_SOFTMAX_HELD (CSA_SOFTMAX_BATCH / CSA_TILE_THREADS)
+
+/* Pass 1's staging of dims d0 .. d0 + CSA_TILE_K - 1: warp w's candidates w, w + 8, ..., lanes along the dims. */
+static __device__ __forceinline__ void csa_fetch_keys(csa_fetched (*kf)[CSA_KEY_RUNS], const void *const *row,
+                                                      const unsigned char *kind, int d0) {
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  int u, k;
+#pragma unroll
+  for (u = 0; u < CSA_KEY_ROWS; u++) {
+    const void *x = row[warp + u * CSA_TILE_WARPS];
+    const int kx = kind[warp + u * CSA_TILE_WARPS];
+#pragma unroll
+    for (k = 0; k < CSA_KEY_RUNS; k++) kf[u][k] = csa_fetch(x, kx, d0 + 32 * k, lane);
+  }
+}
+
+static __device__ __forceinline__ void csa_store_keys(float (*ks)[CSA_TILE_K + 4], const csa_decode_tables *dt,
+                                                      csa_fetched (*kf)[CSA_KEY_RUNS], const unsigned char *kind,
+                                                      int d0) {
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  int u, k;
+#pragma unroll
+  for (u = 0; u < CSA_KEY_ROWS; u++) {
+    const int t = warp + u * CSA_TILE_WARPS, kx = kind[t];
+#pragma unroll
+    for (k = 0; k < CSA_KEY_RUNS; k++) ks[t][lane + 32 * k] = csa_fetched_value(dt, kx, d0 + 32 * k, kf[u][k]);
+  }
+}
+
+/* The tile's query dims d0 .. d0 + CSA_TILE_K - 1 of each head, a thread a dim. */
+static __device__ __forceinline__ void csa_fetch_query(float *qf, const csa_attention_row *r, long long heads,
+                                                       long long h0, int d0) {
+  int j;
+#pragma unroll
+  for (j = 0; j < CSA_TILE_HEADS; j++)
+    qf[j] = h0 + j < heads ? r->query[j * CSA_ATTN_DIM + d0 + (int)threadIdx.x] : 0.0f;
 }
 
 /*
 ** Pass 1.  Units (bs, head tile, candidate tile), block-stride; warp w
-** scores candidate c0 + lane for head h0 + w.  Warp w stages candidates w,
-** w + 8, ... of the tile, its lanes along the dims (one contiguous run of a
-** record a load).
+** scores candidate c0 + lane for head h0 + w.  The second chunk of dims is
+** fetched while the first is multiplied.
 */
 template <class RowAt>
 static __device__ void csa_attn_scores(const RowAt &row_at, const csa_cursor *cur, long long bs_rows,
                                        long long heads, long long stride) {
   __shared__ __align__(16) float qs[CSA_TILE_HEADS][CSA_TILE_K + 4];
   __shared__ __align__(16) float ks[CSA_TILE_CANDS][CSA_TILE_K + 4];
-  __shared__ const float *tkv[CSA_TILE_CANDS];
-  __shared__ const nx_u8 *trec[CSA_TILE_CANDS];
+  __shared__ csa_decode_tables dt;
+  __shared__ const void *trow[CSA_TILE_CANDS];
+  __shared__ unsigned char tkind[CSA_TILE_CANDS];
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const long long htiles = csa_attn_head_tiles(heads);
   const long long ctiles = (stride + CSA_TILE_CANDS - 1) / CSA_TILE_CANDS;
   long long unit;
+  static_assert(CSA_TILE_THREADS == CSA_TILE_K, "a thread stages one query dim of each head");
+  csa_decode_tables_fill(&dt); /* read after the first candidate table's barrier */
   for (unit = blockIdx.x; unit < csa_attn_score_units(bs_rows, heads, stride); unit += gridDim.x) {
-    const long long bs = unit / (htiles * ctiles), h0 = (unit / ctiles) % htiles * CSA_TILE_HEADS;
-    const long long c0 = unit % ctiles * CSA_TILE_CANDS, c = c0 + lane, h = h0 + warp;
+    const long long q = csa_div_ll(unit, ctiles), bs = csa_div_ll(q, htiles);
+    const long long h0 = (q - bs * htiles) * CSA_TILE_HEADS, c0 = (unit - q * ctiles) * CSA_TILE_CANDS;
+    const long long c = c0 + lane, h = h0 + warp;
     csa_attention_row r, rh;
     float acc = 0.0f, score = csa_neg_inf();
-    int live, d0, i, u, j;
+    int live, d0, i, j;
     row_at(bs * heads + h0, &r);
     __syncthreads(); /* the previous unit is done with the table */
-    csa_cand_table(tkv, trec, CSA_TILE_CANDS, &r, cur, c0, r.stride);
+    if (threadIdx.x < CSA_TILE_CANDS)
+      csa_cand_entry(trow, tkind, threadIdx.x, &r, cur, c0 + threadIdx.x, csa_candidate_record(&r, c0 + threadIdx.x));
     __syncthreads();
-    live = tkv[lane] || trec[lane];
-    /* a tile wholly past the candidates is all -inf: nothing to stage (block-uniform) */
-    for (d0 = 0; c0 < r.count && d0 < CSA_ATTN_DIM; d0 += CSA_TILE_K) {
-      if (d0) __syncthreads(); /* the previous chunk is read */
-      for (i = threadIdx.x; i < CSA_TILE_HEADS * CSA_TILE_K; i += CSA_TILE_THREADS) {
-        const long long hh = h0 + i / CSA_TILE_K;
-        qs[i / CSA_TILE_K][i % CSA_TILE_K] = hh < heads ? r.query[(hh - h0) * CSA_ATTN_DIM + d0 + i % CSA_TILE_K] : 0.0f;
-      }
+    live = tkind[lane] != CSA_ROW_NONE;
+    if (c0 < r.count) { /* else the tile is wholly past the candidates, all -inf (block-uniform) */
+      csa_fetched kf[CSA_KEY_ROWS][CSA_KEY_RUNS];
+      float qf[CSA_TILE_HEADS];
+      csa_fetch_keys(kf, trow, tkind, 0);
+      csa_fetch_query(qf, &r, heads, h0, 0);
 #pragma unroll
-      for (u = 0; u < CSA_TILE_CANDS / (CSA_TILE_THREADS / 32); u++) {
-        const int t = warp + u * (CSA_TILE_THREADS / 32);
-        const float *row_kv = tkv[t];
-        const nx_u8 *row_rec = trec[t];
+      for (d0 = 0; d0 < CSA_ATTN_DIM; d0 += CSA_TILE_K) {
+        if (d0) __syncthreads(); /* the previous chunk is read */
+        csa_store_keys(ks, &dt, kf, tkind, d0);
 #pragma unroll
-        for (j = lane; j < CSA_TILE_K; j += 32) ks[t][j] = csa_row_value(&r, row_kv, row_rec, d0 + j);
-      }
-      __syncthreads();
-      if (h < heads) {
+        for (j = 0; j < CSA_TILE_HEADS; j++) qs[j][threadIdx.x] = qf[j];
+        __syncthreads();
+        if (d0 + CSA_TILE_K < CSA_ATTN_DIM) {
+          csa_fetch_keys(kf, trow, tkind, d0 + CSA_TILE_K);
+          csa_fetch_query(qf, &r, heads, h0, d0 + CSA_TILE_K);
+        }
+        if (h < heads) {
 #pragma unroll 4
-        for (i = 0; i < CSA_TILE_K; i += 4) {
-          const float4 q4 = *(const float4 *)&qs[warp][i], k4 = *(const float4 *)&ks[lane][i];
-          acc = acc + q4.x * k4.x;
-          acc = acc + q4.y * k4.y;
-          acc = acc + q4.z * k4.z;
-          acc = acc + q4.w * k4.w;
+          for (i = 0; i < CSA_TILE_K; i += 4) {
+            const float4 q4 = *(const float4 *)&qs[warp][i], k4 = *(const float4 *)&ks[lane][i];
+            acc = acc + q4.x * k4.x;
+            acc = acc + q4.y * k4.y;
+            acc = acc + q4.z * k4.z;
+            acc = acc + q4.w * k4.w;
+          }
         }
       }
     }
@@ -140,106 +252,168 @@ static __device__ void csa_attn_scores(const RowAt &row_at, const csa_cursor *cu
 
 /*
 ** Pass 2.  A block per output row, block-stride: the max reduced across the
-** block, CSA_TILE_THREADS exps at a time, each batch summed by thread 0 from
-** shared memory in candidate order, the probabilities in parallel.
+** block, CSA_SOFTMAX_BATCH exps at a time, each batch summed by thread 0
+** from shared memory in candidate order, the probabilities in parallel (from
+** the exps each thread still holds, for a row of one batch).  A dead
+** candidate enters the batch as +0 rather than being skipped: the sum starts
+** at +0 and every exp is >= +0 (or NaN), so it is never -0, and adding +0
+** leaves it as it is.
 */
 template <class RowAt>
 static __device__ void csa_attn_softmax(const RowAt &row_at, long long rows) {
-  __shared__ float wmax[CSA_TILE_THREADS / 32];
-  __shared__ float batch[CSA_TILE_THREADS];
+  __shared__ float wmax[CSA_TILE_WARPS];
+  __shared__ __align__(16) float batch[CSA_SOFTMAX_BATCH];
   __shared__ float den;
   const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
   long long row;
   for (row = blockIdx.x; row < rows; row += gridDim.x) {
     csa_attention_row r;
-    float m = csa_neg_inf(), sum = 0.0f; /* sum: thread 0's */
+    float m = csa_neg_inf(), sum = 0.0f, held[CSA_SOFTMAX_HELD]; /* sum: thread 0's */
     long long c0, c;
-    int off, i;
+    int off, i, j;
     row_at(row, &r);
     for (c = tid; c < r.stride; c += CSA_TILE_THREADS) m = nx_maxf(m, r.scores[c]);
     for (off = 16; off > 0; off /= 2) m = nx_maxf(m, __shfl_xor_sync(0xffffffffu, m, off));
     __syncthreads(); /* the previous row is done with wmax, batch and den */
     if (lane == 0) wmax[warp] = m;
     __syncthreads();
-    for (i = 0; i < CSA_TILE_THREADS / 32; i++) m = nx_maxf(m, wmax[i]);
+    for (i = 0; i < CSA_TILE_WARPS; i++) m = nx_maxf(m, wmax[i]);
     if (nx_csa_is_neg_inf(m)) { /* no live candidate: every weight "dead", y = +0 (block-uniform) */
       for (c = tid; c < r.stride; c += CSA_TILE_THREADS) r.weights[c] = csa_neg_inf();
       continue;
     }
-    for (c0 = 0; c0 < r.stride; c0 += CSA_TILE_THREADS) {
-      const int n = (int)csa_min_ll(CSA_TILE_THREADS, csa_max_ll(r.count - c0, 0));
-      float w = csa_neg_inf();
-      c = c0 + tid;
-      if (c < r.stride) {
-        w = r.scores[c];
-        if (!nx_csa_is_neg_inf(w)) w = nx_expf(w - m);
-        r.weights[c] = w;
-      }
-      batch[tid] = w;
-      __syncthreads();
-      if (tid == 0) {
-#pragma unroll 8
-        for (i = 0; i < n; i++) { /* candidates c0 .. c0 + n - 1, ascending */
-          const float x = batch[i];
-          if (!nx_csa_is_neg_inf(x)) sum = sum + x;
+    for (c0 = 0; c0 < r.stride; c0 += CSA_SOFTMAX_BATCH) {
+      const int n = (int)csa_min_ll(CSA_SOFTMAX_BATCH, csa_max_ll(r.count - c0, 0));
+#pragma unroll
+      for (j = 0; j < CSA_SOFTMAX_HELD; j++) {
+        float w = csa_neg_inf(), e = 0.0f;
+        c = c0 + tid + j * CSA_TILE_THREADS;
+        if (c < r.stride) {
+          w = r.scores[c];
+          if (!nx_csa_is_neg_inf(w)) w = nx_expf(w - m), e = w;
+          r.weights[c] = w;
         }
+        held[j] = w;
+        batch[tid + j * CSA_TILE_THREADS] = e;
+      }
+      __syncthreads();
+      if (tid == 0) { /* candidates c0 .. c0 + n - 1, ascending */
+#pragma unroll 4
+        for (i = 0; i + 4 <= n; i += 4) {
+          const float4 e4 = *(const float4 *)&batch[i];
+          sum = sum + e4.x;
+          sum = sum + e4.y;
+          sum = sum + e4.z;
+          sum = sum + e4.w;
+        }
+        for (; i < n; i++) sum = sum + batch[i];
       }
       __syncthreads(); /* batch is read */
     }
     if (tid == 0) den = sum + nx_expf(r.sink - m);
     __syncthreads();
-    for (c = tid; c < r.count; c += CSA_TILE_THREADS) { /* each thread rereads only what it wrote */
-      const float w = r.weights[c];
-      if (!nx_csa_is_neg_inf(w)) r.weights[c] = w / den;
+    if (r.stride <= CSA_SOFTMAX_BATCH) {
+#pragma unroll
+      for (j = 0; j < CSA_SOFTMAX_HELD; j++) {
+        c = tid + j * CSA_TILE_THREADS;
+        if (c < r.count && !nx_csa_is_neg_inf(held[j])) r.weights[c] = held[j] / den;
+      }
+    } else {
+      for (c = tid; c < r.count; c += CSA_TILE_THREADS) { /* each thread rereads only what it wrote */
+        const float w = r.weights[c];
+        if (!nx_csa_is_neg_inf(w)) r.weights[c] = w / den;
+      }
     }
   }
+}
+
+/* Pass 3's staging of candidates c0 .. c0 + CSA_TILE_CHUNK - 1: thread t's probabilities, warp w's values. */
+static __device__ __forceinline__ void csa_fetch_values(float *pf, csa_fetched *vf, const csa_attention_row *r,
+                                                        const void *const *row, const unsigned char *kind,
+                                                        long long heads, long long h0, long long c0, int d0) {
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const long long c = c0 + threadIdx.x;
+  int j, u;
+#pragma unroll
+  for (j = 0; j < CSA_TILE_HEADS; j++)
+    pf[j] = h0 + j < heads && c < r->count ? r->weights[j * r->stride + c] : csa_neg_inf();
+#pragma unroll
+  for (u = 0; u < CSA_VALUE_ROWS; u++)
+    vf[u] = csa_fetch(row[warp + u * CSA_TILE_WARPS], kind[warp + u * CSA_TILE_WARPS], d0, lane);
 }
 
 /*
 ** Pass 3.  Units (bs, head tile, dim tile), block-stride; warp w owns head
 ** h0 + w, lane l dim d0 + l, and stages the tile's dims of candidates w,
-** w + 8, ... of the chunk, lane l dim d0 + l (one contiguous run a load).
+** w + 8, ... of the chunk.  Software-pipelined over chunks of candidates:
+** while chunk k is multiplied, chunk k + 1's values are in flight (its table,
+** of the two that alternate, built from a record index loaded a chunk before
+** that).  A head whose chunk has no dead candidate runs its chain without
+** the test.
 */
 template <class RowAt>
 static __device__ void csa_attn_values(const RowAt &row_at, const csa_cursor *cur, long long bs_rows,
                                        long long heads) {
-  __shared__ float ps[CSA_TILE_HEADS][CSA_TILE_CHUNK];
+  __shared__ __align__(16) float ps[CSA_TILE_HEADS][CSA_TILE_CHUNK];
   __shared__ float vs[CSA_TILE_CHUNK][CSA_TILE_DIMS];
-  __shared__ const float *tkv[CSA_TILE_CHUNK];
-  __shared__ const nx_u8 *trec[CSA_TILE_CHUNK];
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  __shared__ csa_decode_tables dt;
+  __shared__ const void *trow[2][CSA_TILE_CHUNK];
+  __shared__ unsigned char tkind[2][CSA_TILE_CHUNK];
+  const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
   const long long htiles = csa_attn_head_tiles(heads), dtiles = CSA_ATTN_DIM / CSA_TILE_DIMS;
   long long unit;
+  static_assert(CSA_TILE_CHUNK == CSA_TILE_THREADS, "a thread resolves one candidate of a chunk");
+  csa_decode_tables_fill(&dt); /* read after the first candidate table's barrier */
   for (unit = blockIdx.x; unit < csa_attn_value_units(bs_rows, heads); unit += gridDim.x) {
-    const long long bs = unit / (htiles * dtiles), h0 = (unit / dtiles) % htiles * CSA_TILE_HEADS;
-    const long long h = h0 + warp;
-    const int d0 = (int)(unit % dtiles) * CSA_TILE_DIMS;
+    const long long q = csa_div_ll(unit, dtiles), bs = csa_div_ll(q, htiles);
+    const long long h0 = (q - bs * htiles) * CSA_TILE_HEADS, h = h0 + warp;
+    const int d0 = (int)(unit - q * dtiles) * CSA_TILE_DIMS;
     csa_attention_row r;
-    float acc = 0.0f;
-    long long c0;
-    int i, u;
+    float acc = 0.0f, pf[CSA_TILE_HEADS];
+    csa_fetched vf[CSA_VALUE_ROWS];
+    long long c0, next_record;
+    int i, j, buf;
     row_at(bs * heads + h0, &r);
-    for (c0 = 0; c0 < r.count; c0 += CSA_TILE_CHUNK) {
+    __syncthreads(); /* the previous unit is done with the tables, ps and vs */
+    csa_cand_entry(trow[0], tkind[0], tid, &r, cur, tid, csa_candidate_record(&r, tid));
+    next_record = csa_candidate_record(&r, CSA_TILE_CHUNK + tid);
+    __syncthreads();
+    csa_fetch_values(pf, vf, &r, trow[0], tkind[0], heads, h0, 0, d0);
+    for (c0 = 0, buf = 0; c0 < r.count; c0 += CSA_TILE_CHUNK, buf ^= 1) {
       const int n = (int)csa_min_ll(CSA_TILE_CHUNK, r.count - c0);
-      __syncthreads(); /* the previous chunk (or unit) is read */
-      csa_cand_table(tkv, trec, CSA_TILE_CHUNK, &r, cur, c0, r.count);
-      for (i = threadIdx.x; i < CSA_TILE_HEADS * CSA_TILE_CHUNK; i += CSA_TILE_THREADS) {
-        const long long hh = h0 + i / CSA_TILE_CHUNK, c = c0 + i % CSA_TILE_CHUNK;
-        ps[i / CSA_TILE_CHUNK][i % CSA_TILE_CHUNK] =
-            hh < heads && c < r.count ? r.weights[(hh - h0) * r.stride + c] : csa_neg_inf();
-      }
-      __syncthreads(); /* the table is filled */
+      if (c0) __syncthreads(); /* the previous chunk's ps and vs are read */
 #pragma unroll
-      for (u = 0; u < CSA_TILE_CHUNK / (CSA_TILE_THREADS / 32); u++) {
-        const int t = warp + u * (CSA_TILE_THREADS / 32);
-        vs[t][lane] = csa_row_value(&r, tkv[t], trec[t], d0 + lane);
+      for (j = 0; j < CSA_TILE_HEADS; j++) ps[j][tid] = pf[j];
+#pragma unroll
+      for (i = 0; i < CSA_VALUE_ROWS; i++) {
+        const int t = warp + i * CSA_TILE_WARPS;
+        vs[t][lane] = csa_fetched_value(&dt, tkind[buf][t], d0, vf[i]);
       }
-      __syncthreads();
-      if (h < heads) {
+      csa_cand_entry(trow[buf ^ 1], tkind[buf ^ 1], tid, &r, cur, c0 + CSA_TILE_CHUNK + tid, next_record);
+      __syncthreads(); /* ps, vs and the next chunk's table are filled */
+      if (c0 + CSA_TILE_CHUNK < r.count) {
+        csa_fetch_values(pf, vf, &r, trow[buf ^ 1], tkind[buf ^ 1], heads, h0, c0 + CSA_TILE_CHUNK, d0);
+        next_record = csa_candidate_record(&r, c0 + 2 * CSA_TILE_CHUNK + tid);
+      }
+      if (h < heads) { /* warp-uniform */
+        int dead = 0;
+        for (i = lane; i < n; i += 32) dead |= nx_csa_is_neg_inf(ps[warp][i]);
+        if (__any_sync(0xffffffffu, dead)) {
+          for (i = 0; i < n; i++) {
+            const float p = ps[warp][i];
+            if (!nx_csa_is_neg_inf(p)) acc = acc + p * vs[i][lane];
+          }
+        } else {
+          const float *pp = ps[warp], *vp = &vs[0][lane];
 #pragma unroll 4
-        for (i = 0; i < n; i++) {
-          const float p = ps[warp][i];
-          if (!nx_csa_is_neg_inf(p)) acc = acc + p * vs[i][lane];
+          for (i = 0; i + 4 <= n; i += 4, vp += 4 * CSA_TILE_DIMS) {
+            const float4 p4 = *(const float4 *)(pp + i);
+            acc = acc + p4.x * vp[0];
+            acc = acc + p4.y * vp[CSA_TILE_DIMS];
+            acc = acc + p4.z * vp[2 * CSA_TILE_DIMS];
+            acc = acc + p4.w * vp[3 * CSA_TILE_DIMS];
+          }
+          for (; i < n; i++, vp += CSA_TILE_DIMS) acc = acc + pp[i] * vp[0];
         }
       }
     }

@@ -23,6 +23,16 @@ static __device__ __forceinline__ long long csa_max_ll(long long a, long long b)
   return a > b ? a : b;
 }
 
+/*
+** a / b for a >= 0, b > 0, as 32-bit unsigned arithmetic when
+** both fit in 31 bits: a 64-bit division is a software routine of about a
+** hundred instructions, which the attention's per-unit index arithmetic
+** would otherwise pay several times a thread.
+*/
+static __device__ __forceinline__ long long csa_div_ll(long long a, long long b) {
+  return ((unsigned long long)(a | b) >> 31) == 0 ? (long long)((unsigned)a / (unsigned)b) : a / b;
+}
+
 static __device__ __forceinline__ float csa_neg_inf(void) {
   return nx_f32_from_bits(NX_CSA_NEG_INF_BITS);
 }

@@ -63,12 +63,22 @@ static __device__ __forceinline__ float csa_record_value(const nx_u8 *rec, int c
 }
 
 /*
-** Candidate c's key/value row: *kv (dense) or *rec (record), or 0 when c is
-** not live (or beyond count).
+** The record index candidate c reads (its selection entry, or the slot
+** itself at ratio 128), or -1 for a dense candidate or one beyond count:
+** csa_candidate's only load, apart so that a kernel can issue it early.
 */
-static __device__ __forceinline__ int csa_candidate(const csa_attention_row *r,
-                                                    const csa_cursor *cur, long long c,
-                                                    const float **kv, const nx_u8 **rec) {
+static __device__ __forceinline__ long long csa_candidate_record(const csa_attention_row *r, long long c) {
+  if (c < r->n_dense || c >= r->count) return -1;
+  return r->selection ? (long long)r->selection[c - r->n_dense] : c - r->n_dense;
+}
+
+/*
+** Candidate c's key/value row: *kv (dense) or *rec (record), or 0 when c is
+** not live (or beyond count); record is csa_candidate_record(r, c).
+*/
+static __device__ __forceinline__ int csa_candidate_at(const csa_attention_row *r, const csa_cursor *cur,
+                                                       long long c, long long record, const float **kv,
+                                                       const nx_u8 **rec) {
   *kv = NULL;
   *rec = NULL;
   if (c < r->n_dense) {
@@ -78,13 +88,14 @@ static __device__ __forceinline__ int csa_candidate(const csa_attention_row *r,
     return 1;
   }
   if (c >= r->count) return 0;
-  {
-    const long long slot = c - r->n_dense;
-    const long long record = r->selection ? (long long)r->selection[slot] : slot;
-    if (r->selection && (record < 0 || record >= r->valid_records)) return 0;
-    *rec = r->rec_row0 + record * r->record_bytes;
-  }
+  if (r->selection && (record < 0 || record >= r->valid_records)) return 0;
+  *rec = r->rec_row0 + record * r->record_bytes;
   return 1;
+}
+
+static __device__ __forceinline__ int csa_candidate(const csa_attention_row *r, const csa_cursor *cur,
+                                                    long long c, const float **kv, const nx_u8 **rec) {
+  return csa_candidate_at(r, cur, c, csa_candidate_record(r, c), kv, rec);
 }
 
 #endif /* CSA_SINK_ATTENTION_H */

@@ -161,16 +161,33 @@ NX_FN nx_u64 nx_csa_rank_key(float score, long long record) {
   return ((nx_u64)nx_f32_order_key(score) << 32) | (nx_u64)(0xffffffffu - (nx_u32)record);
 }
 
-/* Element d (0..511) of a 583-byte hybrid record: FP8 value * scale, or the widened bf16. */
-NX_FN float nx_csa_fp8_record_value(const nx_u8 *rec, int d) {
+/*
+** Where element d (0..511) of a 583-byte hybrid record lies: its FP8 code
+** and the block's scale byte, or the bf16 tail's low and high bytes.  The
+** fetch and the decode are apart so that a kernel can issue every byte load
+** of a row before it decodes any of them.
+*/
+NX_FN void nx_csa_fp8_record_offsets(int d, int *first, int *second) {
   if (d < NX_CSA_NOPE) {
-    const nx_u8 *blk = rec + NX_FP8_BLOCK_BYTES * (d / NX_FP8_BLOCK);
-    return nx_e4m3_decode(blk[1 + d % NX_FP8_BLOCK]) * nx_ue8m0_decode(blk[0]);
+    *second = NX_FP8_BLOCK_BYTES * (d / NX_FP8_BLOCK);
+    *first = *second + 1 + d % NX_FP8_BLOCK;
+  } else {
+    *first = (NX_CSA_NOPE / NX_FP8_BLOCK) * NX_FP8_BLOCK_BYTES + 2 * (d - NX_CSA_NOPE);
+    *second = *first + 1;
   }
-  {
-    const nx_u8 *tail = rec + (NX_CSA_NOPE / NX_FP8_BLOCK) * NX_FP8_BLOCK_BYTES + 2 * (d - NX_CSA_NOPE);
-    return nx_bf16_to_f32((nx_u16)(tail[0] | (tail[1] << 8)));
-  }
+}
+
+/* Element d from the two bytes at nx_csa_fp8_record_offsets: FP8 value * scale, or the widened bf16. */
+NX_FN float nx_csa_fp8_record_decode(int d, nx_u8 first, nx_u8 second) {
+  if (d < NX_CSA_NOPE) return nx_e4m3_decode(first) * nx_ue8m0_decode(second);
+  return nx_bf16_to_f32((nx_u16)(first | (second << 8)));
+}
+
+/* Element d (0..511) of a 583-byte hybrid record. */
+NX_FN float nx_csa_fp8_record_value(const nx_u8 *rec, int d) {
+  int first, second;
+  nx_csa_fp8_record_offsets(d, &first, &second);
+  return nx_csa_fp8_record_decode(d, rec[first], rec[second]);
 }
 
 /* Tail element t (0..63) of a 583-byte record: bf16 bits, little-endian, at 455 + 2t. */
