@@ -1,0 +1,132 @@
+/*
+** test_oracle_threads_pool.c: oracle_parallel_for's resident helpers
+** (oracle/oracle_threads.c).  The bytes of every operator at 1, 2 and 16
+** threads are harness/tests/test_oracle_threads.c's; this file holds the
+** mechanism to its contract: each item exactly once, worker ids below the
+** call's workers, nested calls inline, and no hang or lost item when the
+** helpers are reused call after call or shared by two calling threads; a
+** child of fork, which has none of its parent's threads, starts its own.
+*/
+#include "oracle/oracle_threads.h"
+
+#include <criterion/criterion.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define ITEMS_MAX 1000
+
+/* One call's record: how often each item ran, and the worker ids seen. */
+typedef struct visits {
+  atomic_int hits[ITEMS_MAX];
+  atomic_int bad_worker; /* ids at or above the call's workers */
+  int workers;
+} visits;
+
+static void visit(void *ctx, long long begin, long long end, int worker) {
+  visits *v = ctx;
+  long long i;
+  if (worker < 0 || worker >= v->workers) atomic_fetch_add(&v->bad_worker, 1);
+  for (i = begin; i < end; i++) atomic_fetch_add(&v->hits[i], 1);
+}
+
+/* One call over count items on `workers` workers; 0 when every item ran once on a valid worker. */
+static int call_once(long long count, int workers) {
+  static _Thread_local visits v; /* per calling thread: the concurrent test has two */
+  long long i;
+  memset(&v, 0, sizeof v);
+  v.workers = workers;
+  oracle_parallel_for(count, workers, visit, &v);
+  for (i = 0; i < count; i++)
+    if (atomic_load(&v.hits[i]) != 1) return -1;
+  return atomic_load(&v.bad_worker) ? -1 : 0;
+}
+
+Test(oracle_threads_pool, each_item_runs_once_on_a_valid_worker, .timeout = 60) {
+  static const long long counts[] = {1, 2, 3, 17, 100, ITEMS_MAX};
+  static const int workers[] = {1, 2, 3, 8, 16};
+  size_t c, w;
+  int round;
+  for (round = 0; round < 20; round++) /* the helpers are reused, call after call */
+    for (c = 0; c < sizeof counts / sizeof counts[0]; c++)
+      for (w = 0; w < sizeof workers / sizeof workers[0]; w++)
+        cr_assert_eq(call_once(counts[c], workers[w]), 0, "round %d, %lld items on %d workers", round, counts[c],
+                     workers[w]);
+}
+
+/* A nested call must run inline: one range, all of it, on worker 0. */
+typedef struct nested {
+  atomic_int outer_items, inline_ok, inline_bad;
+} nested;
+
+static void inner(void *ctx, long long begin, long long end, int worker) {
+  nested *n = ctx;
+  atomic_fetch_add(begin == 0 && end == 10 && worker == 0 ? &n->inline_ok : &n->inline_bad, 1);
+}
+
+static void outer(void *ctx, long long begin, long long end, int worker) {
+  nested *n = ctx;
+  long long i;
+  (void)worker;
+  for (i = begin; i < end; i++) {
+    cr_expect_eq(oracle_threads_available(), 1, "inside a worker only the worker itself is free");
+    oracle_parallel_for(10, 4, inner, n);
+    atomic_fetch_add(&n->outer_items, 1);
+  }
+}
+
+Test(oracle_threads_pool, nested_calls_run_inline, .timeout = 60) {
+  nested n;
+  memset(&n, 0, sizeof n);
+  oracle_parallel_for(64, 4, outer, &n);
+  cr_expect_eq(atomic_load(&n.outer_items), 64);
+  cr_expect_eq(atomic_load(&n.inline_ok), 64);
+  cr_expect_eq(atomic_load(&n.inline_bad), 0);
+}
+
+static void *call_many(void *arg) {
+  int round, *failed = arg;
+  for (round = 0; round < 200; round++)
+    if (call_once(ITEMS_MAX, 2) != 0) *failed = 1;
+  return NULL;
+}
+
+Test(oracle_threads_pool, two_calling_threads_share_the_helpers, .timeout = 60) {
+  pthread_t other;
+  int failed_other = 0, failed_here = 0;
+  cr_assert_eq(pthread_create(&other, NULL, call_many, &failed_other), 0);
+  call_many(&failed_here);
+  pthread_join(other, NULL);
+  cr_expect_eq(failed_here, 0);
+  cr_expect_eq(failed_other, 0);
+}
+
+/* Items slow enough (1 ms each) that a helper surely wakes before the caller has taken them all. */
+static void slow_visit(void *ctx, long long begin, long long end, int worker) {
+  atomic_int *helped = ctx;
+  long long i;
+  for (i = begin; i < end; i++) usleep(1000);
+  if (worker != 0) atomic_store(helped, 1);
+}
+
+/* 1 when a 2-worker call over slow items had a helper take a share, within a few tries. */
+static int helpers_answer(void) {
+  atomic_int helped = 0;
+  int tries;
+  for (tries = 0; tries < 5 && !atomic_load(&helped); tries++) oracle_parallel_for(50, 2, slow_visit, &helped);
+  return atomic_load(&helped);
+}
+
+Test(oracle_threads_pool, a_forked_child_starts_helpers_of_its_own, .timeout = 60) {
+  pid_t pid;
+  int status = 0;
+  cr_assert_eq(helpers_answer(), 1, "the parent's helper never took a share"); /* the helper exists now */
+  pid = fork();
+  cr_assert_geq(pid, 0);
+  if (pid == 0) _exit(helpers_answer() && call_once(ITEMS_MAX, 2) == 0 ? 0 : 1); /* as many workers as the parent used */
+  cr_assert_eq(waitpid(pid, &status, 0), pid);
+  cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "in the child, items were lost or no helper took a share");
+  cr_expect_eq(helpers_answer(), 1, "the parent's helper still takes shares");
+}
