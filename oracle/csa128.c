@@ -217,24 +217,6 @@ static void attend_rows(void *ctx, long long s0, long long s1, int worker) {
   }
 }
 
-/*
-** The decoded-records buffer of at least floats floats, kept from one call
-** to the next on the calling thread.  Fresh memory costs a page fault per
-** 4 KiB on the thread that first touches it: at 64K positions (512 records,
-** 1 MiB) that was 0.5 ms a step on the caller alone, a tenth of the step on
-** 2 threads.  It grows to the largest call's need and lives with the thread.
-*/
-static float *decoded_records(size_t floats) {
-  static _Thread_local float *kept;
-  static _Thread_local size_t kept_floats;
-  if (floats > kept_floats) {
-    free(kept);
-    kept = oracle_alloc_or_die(floats, sizeof *kept, __FILE__, __LINE__);
-    kept_floats = floats;
-  }
-  return kept;
-}
-
 /* Batch rows [b0, b1) of the compression update: each row has its own carry and cache rows. */
 static void compress_rows(void *ctx, long long b0, long long b1, int worker) {
   const attend_job *j = ctx;
@@ -245,6 +227,7 @@ static void compress_rows(void *ctx, long long b0, long long b1, int worker) {
 
 int oracle_csa128_run(const csa_attrs *a, const tensor *const *inputs, int n_inputs, tensor *const *outputs,
                       int n_outputs, csa_trace *trace, op_error *err) {
+  static _Thread_local oracle_kept decoded; /* the FP8 records decoded, kept from step to step */
   csa_dims d;
   attend_job j;
   int rc, workers;
@@ -259,7 +242,8 @@ int oracle_csa128_run(const csa_attrs *a, const tensor *const *inputs, int n_inp
   oracle_parallel_for(d.batch, oracle_parallel_workers(d.batch, 1), compress_rows, &j);
   /* rows in parallel (each row's heads in turn), or rows in turn (csa_attend_heads spreads the heads) */
   workers = csa_split_rows(d.seq, d.heads) ? oracle_parallel_workers(d.seq, 1) : 1;
-  j.buf = decoded_records((size_t)(d.format == CSA_CACHE_FP8 ? d.present_records : 0) * CSA_HEAD_DIM);
+  j.buf = oracle_kept_or_die(&decoded, (size_t)(d.format == CSA_CACHE_FP8 ? d.present_records : 0) * CSA_HEAD_DIM,
+                             sizeof *j.buf, __FILE__, __LINE__);
   j.rec = oracle_alloc_or_die((size_t)d.present_records, sizeof *j.rec, __FILE__, __LINE__);
   j.value_stride = oracle_worker_stride(d.score_stride, sizeof *j.values);
   j.values = oracle_alloc_or_die((size_t)(workers * j.value_stride), sizeof *j.values, __FILE__, __LINE__);

@@ -65,14 +65,44 @@ void csa_fp8_record_decode(const unsigned char *rec, float *out) {
 }
 
 /*
-** n <= DOT_LANES candidate vectors interleaved, lanes[d * DOT_LANES + k] =
-** v[k][d] (0 for k >= n), so that the DOT_LANES sums of one d are one
-** contiguous vector operation.
+** A row's live candidates in blocks of up to DOT_LANES, ascending:
+** lanes[d * DOT_LANES + k] = candidate c[k]'s d (0 for k >= n), so that the
+** DOT_LANES sums of one d are one contiguous vector operation.  Built once a
+** row (csa_attend_heads) and read by every head.
 */
-static void lanes_interleave(const float *const *v, int n, float *lanes) {
+typedef struct lane_block {
+  float lanes[CSA_HEAD_DIM * DOT_LANES];
+  long long c[DOT_LANES];
+  int n;
+} lane_block;
+
+/* The blocks' candidates, DOT_LANES live ones a block in ascending order; returns the block count. */
+static long long lane_blocks_plan(const float *const *values, long long count, lane_block *blocks) {
+  long long nb = 0, c;
+  for (c = 0; c < count; c++) {
+    if (!values[c]) continue;
+    if (nb == 0 || blocks[nb - 1].n == DOT_LANES) blocks[nb++].n = 0;
+    blocks[nb - 1].c[blocks[nb - 1].n++] = c;
+  }
+  return nb;
+}
+
+typedef struct lanes_job {
+  const float *const *values;
+  lane_block *blocks;
+} lanes_job;
+
+/* Blocks [i0, i1): their interleaved lanes. */
+static void lane_blocks_fill(void *ctx, long long i0, long long i1, int worker) {
+  const lanes_job *j = ctx;
+  long long i;
   int k, dd;
-  for (dd = 0; dd < CSA_HEAD_DIM; dd++)
-    for (k = 0; k < DOT_LANES; k++) lanes[dd * DOT_LANES + k] = k < n ? v[k][dd] : 0.0f;
+  (void)worker;
+  for (i = i0; i < i1; i++) {
+    lane_block *blk = &j->blocks[i];
+    for (dd = 0; dd < CSA_HEAD_DIM; dd++)
+      for (k = 0; k < DOT_LANES; k++) blk->lanes[dd * DOT_LANES + k] = k < blk->n ? j->values[blk->c[k]][dd] : 0.0f;
+  }
 }
 
 /* acc[k] = sum_d q[d] * lane k's d, for every lane, each sum ascending in d. */
@@ -86,9 +116,8 @@ static void dot_lanes(const float *q, const float *lanes, float *acc) {
 /*
 ** The rows of n <= HEAD_GROUP heads of one query row over the same
 ** candidates.  Taken together so that each block of interleaved candidates
-** (lanes_interleave) and each value vector is prepared and read once for
-** all of them while it is in cache; each head's sums are its own and keep
-** their order.
+** (lane_block) and each value vector is read once for all of them while it
+** is in cache; each head's sums are its own and keep their order.
 */
 #define HEAD_GROUP 4
 
@@ -101,42 +130,38 @@ typedef struct head_rows {
 } head_rows;
 
 /* score[g][c] for every head and candidate (-inf where none), and each head's max into m[g]. */
-static void group_scores(const head_rows *r, const float *const *values, long long count, float scale,
-                         long long score_len, float *m) {
-  const float *lane_v[DOT_LANES];
-  long long lane_c[DOT_LANES], c;
-  float acc[DOT_LANES], lanes[CSA_HEAD_DIM * DOT_LANES];
-  int n = 0, k, g;
+static void group_scores(const head_rows *r, const float *const *values, long long count, const lane_block *blocks,
+                         long long n_blocks, float scale, long long score_len, float *m) {
+  float acc[DOT_LANES];
+  long long c, i;
+  int k, g;
   for (g = 0; g < r->n; g++) {
     m[g] = nx_f32_from_bits(NX_CSA_NEG_INF_BITS);
     for (c = 0; c < score_len; c++) r->score[g][c] = nx_f32_from_bits(NX_CSA_NEG_INF_BITS);
   }
-  for (c = 0; c <= count; c++) {
-    if (c < count && values[c]) lane_v[n] = values[c], lane_c[n++] = c;
-    if (n < DOT_LANES && c < count) continue; /* gather more lanes first? */
-    if (n) lanes_interleave(lane_v, n, lanes);
-    for (g = 0; g < r->n && n; g++) { /* the interleaved lanes serve every head of the group */
-      dot_lanes(r->q[g], lanes, acc);
-      for (k = 0; k < n; k++) {
+  for (i = 0; i < n_blocks; i++) {
+    const lane_block *blk = &blocks[i];
+    for (g = 0; g < r->n; g++) { /* the interleaved lanes serve every head of the group */
+      dot_lanes(r->q[g], blk->lanes, acc);
+      for (k = 0; k < blk->n; k++) {
         float sc = acc[k] * scale;
-        if (r->bias[g]) sc = sc + r->bias[g][lane_c[k] * r->bias_step[g]];
-        r->score[g][lane_c[k]] = sc;
+        if (r->bias[g]) sc = sc + r->bias[g][blk->c[k] * r->bias_step[g]];
+        r->score[g][blk->c[k]] = sc;
       }
     }
-    n = 0;
   }
   for (g = 0; g < r->n; g++)
     for (c = 0; c < count; c++) /* ascending, though the max of non-NaN floats is order-free */
       if (values[c]) m[g] = nx_maxf(m[g], r->score[g][c]);
 }
 
-static void attend_group(const head_rows *r, const float *const *values, long long count, float scale,
-                         long long score_len) {
+static void attend_group(const head_rows *r, const float *const *values, long long count, const lane_block *blocks,
+                         long long n_blocks, float scale, long long score_len) {
   float m[HEAD_GROUP], acc[HEAD_GROUP][CSA_HEAD_DIM];
   int masked[HEAD_GROUP];
   long long c;
   int g, dd;
-  group_scores(r, values, count, scale, score_len, m);
+  group_scores(r, values, count, blocks, n_blocks, scale, score_len, m);
   for (g = 0; g < r->n; g++) {
     const float *score = r->score[g];
     float den = 0.0f, *prob = r->prob[g];
@@ -174,6 +199,8 @@ typedef struct heads_job {
   tensor *const *out;
   long long b, s, count;
   const float *const *values;
+  const lane_block *blocks; /* the row's live candidates, interleaved */
+  long long n_blocks;
   float *scratch;   /* worker w's: HEAD_GROUP prob rows, then HEAD_GROUP score rows, from w * 2 * HEAD_GROUP * stride */
   long long stride; /* score_stride on whole cache lines */
   float *trace_scores, *trace_output;
@@ -198,7 +225,7 @@ static void heads_range(void *ctx, long long h0, long long h1, int worker) {
       r.prob[g] = scratch + g * j->stride;
       r.score[g] = scratch + (HEAD_GROUP + g) * j->stride;
     }
-    attend_group(&r, j->values, j->count, d->scale, d->score_stride);
+    attend_group(&r, j->values, j->count, j->blocks, j->n_blocks, d->scale, d->score_stride);
     for (g = 0; g < r.n; g++) {
       const long long row = (j->b * d->seq + j->s) * d->heads + first + g;
       if (j->trace_scores)
@@ -210,9 +237,16 @@ static void heads_range(void *ctx, long long h0, long long h1, int worker) {
 
 void csa_attend_heads(const csa_dims *d, const tensor *const *in, tensor *const *out, long long b, long long s,
                       const float *const *values, long long count, float *trace_scores, float *trace_output) {
+  static _Thread_local oracle_kept kept_blocks; /* 16 KiB a block: fresh memory each row would fault */
   const int workers = oracle_parallel_workers(d->heads, 1);
+  lane_block *blocks = oracle_kept_or_die(&kept_blocks, (size_t)((count + DOT_LANES - 1) / DOT_LANES),
+                                          sizeof *blocks, __FILE__, __LINE__);
+  lanes_job lj;
   heads_job j;
-  j.d = d, j.in = in, j.out = out, j.b = b, j.s = s, j.count = count, j.values = values;
+  j.n_blocks = lane_blocks_plan(values, count, blocks);
+  lj.values = values, lj.blocks = blocks;
+  oracle_parallel_for(j.n_blocks, oracle_parallel_workers(j.n_blocks, 4), lane_blocks_fill, &lj);
+  j.d = d, j.in = in, j.out = out, j.b = b, j.s = s, j.count = count, j.values = values, j.blocks = blocks;
   j.trace_scores = trace_scores, j.trace_output = trace_output;
   j.stride = oracle_worker_stride(d->score_stride, sizeof *j.scratch);
   j.scratch = oracle_alloc_or_die((size_t)(2 * HEAD_GROUP * workers * j.stride), sizeof *j.scratch, __FILE__,

@@ -192,6 +192,19 @@ void *oracle_alloc_or_die(size_t count, size_t size, const char *file, int line)
   return p;
 }
 
+void *oracle_kept_or_die(oracle_kept *slot, size_t count, size_t size, const char *file, int line) {
+  if (count && size > ((size_t)-1) / count) {
+    fprintf(stderr, "%s:%d: out of memory\n", file, line);
+    abort();
+  }
+  if (count * size > slot->bytes || !slot->block) {
+    free(slot->block);
+    slot->block = oracle_alloc_or_die(count, size, file, line);
+    slot->bytes = count * size;
+  }
+  return slot->block;
+}
+
 long long oracle_worker_stride(long long count, size_t size) {
   size_t a = ORACLE_CACHE_LINE, b = size ? size : 1, t;
   long long step;

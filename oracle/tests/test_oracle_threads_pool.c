@@ -5,7 +5,8 @@
 ** mechanism to its contract: each item exactly once, worker ids below the
 ** call's workers, nested calls inline, and no hang or lost item when the
 ** helpers are reused call after call or shared by two calling threads; a
-** child of fork, which has none of its parent's threads, starts its own.
+** child of fork, which has none of its parent's threads, starts its own;
+** and oracle_kept_or_die, the per-thread scratch block kept between calls.
 */
 #include "oracle/oracle_threads.h"
 
@@ -129,4 +130,20 @@ Test(oracle_threads_pool, a_forked_child_starts_helpers_of_its_own, .timeout = 6
   cr_assert_eq(waitpid(pid, &status, 0), pid);
   cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "in the child, items were lost or no helper took a share");
   cr_expect_eq(helpers_answer(), 1, "the parent's helper still takes shares");
+}
+
+/* oracle_kept_or_die: the kept block comes back while it is large enough, contents and all, and grows when not. */
+Test(oracle_threads_pool, kept_block_is_reused_then_grown) {
+  oracle_kept slot = {NULL, 0};
+  unsigned char *first = oracle_kept_or_die(&slot, 100, 1, __FILE__, __LINE__), *again, *grown;
+  cr_assert_eq((size_t)first % ORACLE_CACHE_LINE, 0, "a kept block starts on a cache line");
+  memset(first, 7, 100);
+  again = oracle_kept_or_die(&slot, 50, 1, __FILE__, __LINE__);
+  cr_expect_eq(again, first, "a smaller request gets the kept block");
+  cr_expect_eq(again[99], 7, "the kept block is not cleared");
+  grown = oracle_kept_or_die(&slot, 1000, 4, __FILE__, __LINE__);
+  cr_expect_geq(slot.bytes, 4000, "a larger request grows the block");
+  cr_expect_eq((size_t)grown % ORACLE_CACHE_LINE, 0);
+  grown[3999] = 1; /* the whole request is there (ASan would say otherwise) */
+  free(slot.block);
 }
