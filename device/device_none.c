@@ -200,13 +200,9 @@ int device_pool_check(device_pool *p, int *n_damaged, char *report, size_t repor
   return 1;
 }
 
-int device_runtime_timer_start(device_runtime *rt) {
-  (void)rt;
-  return 1;
-}
-
-int device_runtime_timer_stop(device_runtime *rt, float *ms) {
-  (void)rt;
+int device_graph_time(device_runtime *rt, device_graph *g, int held, float *ms, int *gave_up) {
+  (void)rt, (void)g, (void)held;
   *ms = 0.0f;
+  *gave_up = 0;
   return 1;
 }

@@ -39,7 +39,9 @@ struct device_runtime {
   int ordinal, sm;
   cudaStream_t stream;
   unsigned *latch; /* the capture-error word */
-  cudaEvent_t timer_start, timer_stop; /* for device_runtime_timer_*; created on first use */
+  cudaEvent_t timer_start, timer_stop; /* for device_graph_time; created on first use */
+  unsigned *hold_words;                /* host-mapped [release, gave_up] of bench_hold.cu, or NULL */
+  void *hold_kernel;
   int capturing;
   rt_module *modules;
   int n_modules, cap_modules;
@@ -137,6 +139,7 @@ void device_runtime_destroy(device_runtime *rt) {
   if (rt->latch) cudaFree(rt->latch);
   if (rt->timer_start) cudaEventDestroy(rt->timer_start);
   if (rt->timer_stop) cudaEventDestroy(rt->timer_stop);
+  if (rt->hold_words) cudaFreeHost(rt->hold_words);
   if (rt->stream) cudaStreamDestroy(rt->stream);
   free(rt->modules);
   free(rt->kernels);
@@ -150,20 +153,6 @@ void *device_runtime_stream(device_runtime *rt) { return rt->stream; }
 int device_runtime_sync(device_runtime *rt) {
   if (rt_refuse_capturing(rt, "cudaStreamSynchronize")) return 1;
   return rt_check(rt, cudaStreamSynchronize(rt->stream), "cudaStreamSynchronize");
-}
-
-int device_runtime_timer_start(device_runtime *rt) {
-  if (rt_refuse_capturing(rt, "cudaEventRecord")) return 1;
-  if (!rt->timer_start && (rt_check(rt, cudaEventCreate(&rt->timer_start), "cudaEventCreate") ||
-                           rt_check(rt, cudaEventCreate(&rt->timer_stop), "cudaEventCreate")))
-    return 1;
-  return rt_check(rt, cudaEventRecord(rt->timer_start, rt->stream), "cudaEventRecord");
-}
-
-int device_runtime_timer_stop(device_runtime *rt, float *ms) {
-  return rt_check(rt, cudaEventRecord(rt->timer_stop, rt->stream), "cudaEventRecord") ||
-         rt_check(rt, cudaEventSynchronize(rt->timer_stop), "cudaEventSynchronize") ||
-         rt_check(rt, cudaEventElapsedTime(ms, rt->timer_start, rt->timer_stop), "cudaEventElapsedTime");
 }
 
 /* ---- the module cache --------------------------------------------------------- */
@@ -320,6 +309,50 @@ int device_graph_replay(device_runtime *rt, device_graph *g) {
   if (rt_refuse_capturing(rt, "graph replay")) return 1;
   return rt_check(rt, cudaGraphLaunch(g->exec, rt->stream), "cudaGraphLaunch") ||
          rt_check(rt, cudaStreamSynchronize(rt->stream), "cudaStreamSynchronize(after replay)");
+}
+
+/* The timer's events, and for a held replay the mapped words and bench_hold, on first use. */
+static int rt_timer_ready(device_runtime *rt, int held) {
+  if (!rt->timer_start && (rt_check(rt, cudaEventCreate(&rt->timer_start), "cudaEventCreate(timer start)") ||
+                           rt_check(rt, cudaEventCreate(&rt->timer_stop), "cudaEventCreate(timer stop)")))
+    return 1;
+  if (!held || rt->hold_kernel) return 0;
+  if (!rt->hold_words &&
+      rt_check(rt, cudaHostAlloc((void **)&rt->hold_words, 2 * sizeof *rt->hold_words, cudaHostAllocMapped),
+               "cudaHostAlloc(mapped hold words)"))
+    return 1;
+  return device_runtime_kernel(rt, "bench_hold.cu", "bench_hold", &rt->hold_kernel);
+}
+
+int device_graph_time(device_runtime *rt, device_graph *g, int held, float *ms, int *gave_up) {
+  volatile unsigned *words;
+  unsigned *dev_words = NULL, *dev_gave_up = NULL;
+  unsigned long long limit = DEVICE_HOLD_LIMIT_NS;
+  void *args[3];
+  int rc;
+  *ms = 0.0f;
+  *gave_up = 0;
+  if (rt_refuse_capturing(rt, "a timed replay") || rt_timer_ready(rt, held)) return 1;
+  words = rt->hold_words;
+  if (held) {
+    words[0] = words[1] = 0u;
+    if (rt_check(rt, cudaHostGetDevicePointer((void **)&dev_words, rt->hold_words, 0),
+                 "cudaHostGetDevicePointer(hold words)"))
+      return 1;
+    dev_gave_up = dev_words + 1;
+    args[0] = &dev_words;
+    args[1] = &dev_gave_up;
+    args[2] = &limit;
+    if (device_runtime_launch(rt, rt->hold_kernel, "bench_hold", 1, 1, args)) return 1;
+  }
+  rc = rt_check(rt, cudaEventRecord(rt->timer_start, rt->stream), "cudaEventRecord(timer start)") ||
+       rt_check(rt, cudaGraphLaunch(g->exec, rt->stream), "cudaGraphLaunch(timed)") ||
+       rt_check(rt, cudaEventRecord(rt->timer_stop, rt->stream), "cudaEventRecord(timer stop)");
+  if (held) __atomic_store_n(&words[0], 1u, __ATOMIC_SEQ_CST); /* released even when a record failed */
+  rc = rt_check(rt, cudaStreamSynchronize(rt->stream), "cudaStreamSynchronize(after timed replay)") || rc;
+  if (rc) return 1;
+  if (held) *gave_up = words[1] != 0u;
+  return rt_check(rt, cudaEventElapsedTime(ms, rt->timer_start, rt->timer_stop), "cudaEventElapsedTime");
 }
 
 void device_graph_destroy(device_graph *g) {

@@ -111,14 +111,6 @@ int device_runtime_launch(device_runtime *rt, void *kernel, const char *name,
 ** Syncs, then copies bytes from the device address dptr (any allocation on
 ** this device, e.g. a pool slot) to host, then syncs; refused while capturing.
 */
-/*
-** CUDA-event timing on the stream: start records an event, stop records a
-** second, waits for it and stores the milliseconds between them.  For
-** benchmarks; not while capturing.
-*/
-int device_runtime_timer_start(device_runtime *rt);
-int device_runtime_timer_stop(device_runtime *rt, float *ms);
-
 int device_runtime_copy_to_host(device_runtime *rt, void *host, const void *dptr, size_t bytes);
 
 /* The reverse: host to the device address dptr, then syncs; refused while capturing. */
@@ -140,6 +132,20 @@ int device_runtime_capture_end(device_runtime *rt, device_graph **out);
 
 /* cudaGraphLaunch on the runtime's stream, then cudaStreamSynchronize. */
 int device_graph_replay(device_runtime *rt, device_graph *g);
+
+/*
+** One replay of g timed by CUDA events on the stream, in *ms, then synced;
+** for benchmarks, not while capturing.  held 0: the start event, the launch
+** and the stop event, so an idle stream's start event completes at once and
+** the figure includes the host's cudaGraphLaunch.  held 1: the stream is
+** first held by bench_hold.cu (a one-thread kernel polling a host-mapped
+** word), the events and the launch are queued behind it, then the host
+** releases it: the figure is the GPU's run of the graph alone.  *gave_up is
+** 1 when the hold stopped waiting (DEVICE_HOLD_LIMIT_NS) before the release,
+** so that figure includes the submission after all; else 0.
+*/
+#define DEVICE_HOLD_LIMIT_NS 100000000ull /* 100 ms */
+int device_graph_time(device_runtime *rt, device_graph *g, int held, float *ms, int *gave_up);
 
 /* g may be NULL. */
 void device_graph_destroy(device_graph *g);

@@ -41,9 +41,21 @@ typedef struct bench_record {
   int failed;
 } bench_record;
 
+/*
+** How a replay is timed (device_graph_time): held, the default, brackets
+** the GPU's run of the graph alone; submit, the figures of bench rows
+** before 2026-12-03, also counts the host's cudaGraphLaunch (about 4-8 us
+** on an H200 host).  Each bench row records which (column timing).
+*/
+typedef enum bench_timing { BENCH_TIMING_HELD, BENCH_TIMING_SUBMIT } bench_timing;
+
+/* "held" or "submit". */
+const char *bench_timing_name(bench_timing t);
+
 /* What a bench command was asked for. */
 typedef struct bench_opts {
   int runs;             /* CUDA-event-timed replays a figure, >= 20 */
+  bench_timing timing;
   unsigned variants;    /* bit (1u << device_variant) for each variant timed */
   const char *filter;   /* --filter GLOB over bench_shape_label's text, NULL: every shape */
   session *ses;         /* ses->have_device: device figures at all */
@@ -102,9 +114,15 @@ int bench_oracle_ms(int (*run)(void *ctx), void *ctx, double *ms);
 /* 0 when every output in io equals ref[0..n_out); else -1 with err naming the output. */
 int bench_outputs_match(device_io *io, const tensor *ref, int n_out, char *err, size_t len);
 
-/* Times `runs` replays of g with CUDA events: median and minimum in microseconds.  0 or -1. */
-int bench_replays(device_runtime *rt, device_graph *g, int runs, float *median_us, float *min_us, char *err,
-                  size_t len);
+/*
+** Times o->runs replays of g with CUDA events as o->timing says, after one
+** untimed: median and minimum in microseconds.  A held replay whose hold
+** gave up before the host released it is timed again, up to
+** BENCH_HOLD_RETRIES times in all.  0 or -1 with err.
+*/
+#define BENCH_HOLD_RETRIES 8
+int bench_replays(const bench_opts *o, device_runtime *rt, device_graph *g, float *median_us, float *min_us,
+                  char *err, size_t len);
 
 /* Opens db and begins a run of suite 'bench' in rec (provenance as `bitgate run`); an exit code. */
 int bench_record_begin(bench_record *rec, const char *db, int argc, char **argv);

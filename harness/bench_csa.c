@@ -211,7 +211,7 @@ static int time_variant(const bench_opts *o, const csa_chain_ratio *r, csa_step 
     if (r->dev_capture_parts(k, st[i].parts, io.in_p, io.n_in, io.out_p, io.n_out, &g, &derr) != DEVICE_CSA_OK) {
       snprintf(err, sizeof err, "%s: capture: %s", st[i].name, derr.message);
       status = EXIT_CODE_ENV;
-    } else if (bench_replays(rt, g, o->runs, &t->median_us, &t->min_us, err, sizeof err) != 0) {
+    } else if (bench_replays(o, rt, g, &t->median_us, &t->min_us, err, sizeof err) != 0) {
       status = EXIT_CODE_ENV;
     } else {
       t->have = 1;

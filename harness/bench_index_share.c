@@ -99,7 +99,7 @@ static int is_time(const bench_opts *o, is_bench *x, device_variant v, bench_tim
              device_runtime_capture_end(rt, &g) != 0) {
     snprintf(err, len, "capture: %s %s", derr.message, device_runtime_error(rt));
     if (device_runtime_is_capturing(rt)) device_runtime_capture_end(rt, &g);
-  } else if (bench_replays(rt, g, o->runs, &t->median_us, &t->min_us, err, len) == 0) {
+  } else if (bench_replays(o, rt, g, &t->median_us, &t->min_us, err, len) == 0) {
     t->have = 1;
     status = EXIT_CODE_PASS;
   }

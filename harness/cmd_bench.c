@@ -11,7 +11,7 @@
 **
 ** With a GPU the figures are also recorded (issue 8 item 2): a run of suite
 ** 'bench' with its provenance, one bench row per line and variant (schema
-** 4), then the run's end with the exit code.  Without a GPU there is no
+** 4; with its timing, schema 5), then the run's end with the exit code.  Without a GPU there is no
 ** device figure, so nothing is recorded and the database is not opened.  A
 ** row that cannot be stored ends the run as 'error', exit code ENV.
 */
@@ -26,7 +26,7 @@
 
 static const char bench_help[] =
     "usage: bitgate bench [--runs N] [--variant fast|reference|both] [--filter GLOB]\n"
-    "                     [--db PATH]\n\n"
+    "                     [--timing held|submit] [--db PATH]\n\n"
     "Times, with the fast and the reference kernels side by side, each stage of a\n"
     "CSA decode step (S = 1, 64 heads, FP8 cache) and the whole step: ratio 128 at\n"
     "positions 4096 and 65536 (B = 1); ratio 4 with 64 index heads and topk 512\n"
@@ -40,6 +40,11 @@ static const char bench_help[] =
     "floor / fast.  --variant fast or reference times one of them only.\n"
     "--filter GLOB keeps the shapes whose label matches: 'csa128 pos 4096, B=1',\n"
     "'csa4 pos 65536, B=64', 'IndexShare K=2048, heads 128, B=1', ...\n\n"
+    "--timing held (the default) holds the stream with a spinning one-thread kernel\n"
+    "while the host queues the start event, the graph and the stop event, then\n"
+    "releases it: a figure is the GPU's run of the graph alone.  --timing submit\n"
+    "records the start event on the idle stream, so a figure also counts the\n"
+    "host's cudaGraphLaunch (a few us; every figure before schema 5 was taken so).\n\n"
     "With a GPU the figures are recorded in the results store (--db, default\n"
     "bitgate.db): a run of suite 'bench' and one row of table bench per line and\n"
     "variant.  Without one only the oracle's times and the floors print.\n\n" EXIT_CODES_HELP;
@@ -68,6 +73,11 @@ int cmd_bench(int argc, char **argv) {
       if (!strcmp(v, "both")) o.variants = 1u << DEVICE_VARIANT_FAST | 1u << DEVICE_VARIANT_REFERENCE;
       else if (device_variant_parse(v, &one) == 0) o.variants = 1u << one;
       else return cli_usage_error("bench", "--variant '%s': expected fast, reference or both", v);
+    } else if ((r = cli_option_value("bench", argc, argv, &i, "--timing", &v)) != 0) {
+      if (r < 0) return EXIT_CODE_USAGE;
+      if (!strcmp(v, "held")) o.timing = BENCH_TIMING_HELD;
+      else if (!strcmp(v, "submit")) o.timing = BENCH_TIMING_SUBMIT;
+      else return cli_usage_error("bench", "--timing '%s': expected held or submit", v);
     } else if ((r = cli_option_value("bench", argc, argv, &i, "--filter", &o.filter)) != 0) {
       if (r < 0) return EXIT_CODE_USAGE;
     } else if ((r = cli_option_value("bench", argc, argv, &i, "--db", &db)) != 0) {
@@ -88,7 +98,10 @@ int cmd_bench(int argc, char **argv) {
   status = bench_csa_lines(&o);
   status = worse(status, bench_index_share_lines(&o));
   if (!ses.have_device) printf("device figures need a GPU: %s\n", ses.device_reason);
-  else printf("device: median and min of %llu CUDA-event-timed replays of the captured stage or step\n", runs);
+  else
+    printf("device: median and min of %llu CUDA-event-timed replays of the captured stage or step, %s\n", runs,
+           o.timing == BENCH_TIMING_HELD ? "held (the GPU's run of the graph alone)"
+                                         : "submit (including the host's cudaGraphLaunch)");
   status = bench_record_end(&rec, db, status);
   session_close(&ses);
   return status;

@@ -36,7 +36,7 @@
 
 typedef struct store store;
 
-#define STORE_SCHEMA_VERSION 4
+#define STORE_SCHEMA_VERSION 5
 #define STORE_APPLICATION_ID 0x62677431 /* "bgt1" in ASCII */
 #define STORE_BUSY_TIMEOUT_MS 5000
 
@@ -208,13 +208,14 @@ int store_golden_describe(store *s, const char *case_id, int step, const char *s
 
 /*
 ** One figure of `bitgate bench` (schema 4, table bench): what was timed
-** (kernel, variant, shape; each required, non-empty), the device's median
+** (kernel, variant, shape; each required, non-empty), how (timing, "held"
+** or "submit", harness/bench.h bench_timing; schema 5), the device's median
 ** and minimum in microseconds over `runs` (> 0) timings, and the oracle's
 ** milliseconds for the same step.  min_us, oracle_ms and floor_fraction
 ** < 0 or NaN: not measured, stored NULL.  median_us must be finite and >= 0.
 */
 typedef struct store_bench_row {
-  const char *kernel, *variant, *shape;
+  const char *kernel, *variant, *shape, *timing;
   double median_us, min_us;
   int runs;
   double oracle_ms, floor_fraction;

@@ -1,13 +1,15 @@
 /*
 ** store_bench.c: the figures of `bitgate bench` (store.h, schema 4 table
-** bench).  A row is checked here before SQLite sees it, so that a bad one
-** is refused with a message naming the field rather than a bare CHECK or
-** NOT NULL failure; the schema's constraints stay as the backstop.
+** bench; its timing column is schema 5's).  A row is checked here before
+** SQLite sees it, so that a bad one is refused with a message naming the
+** field rather than a bare CHECK or NOT NULL failure; the schema's
+** constraints stay as the backstop.
 */
 #include "harness/store.h"
 
 #include <math.h>
 #include <sqlite3.h>
+#include <string.h>
 
 /* An optional figure: bound as NULL when negative or NaN (not measured). */
 static int store_bind_optional(sqlite3_stmt *st, int i, double v) {
@@ -24,6 +26,9 @@ static int store_bench_check(store *s, long long run_id, const store_bench_row *
     return store_fail(s, "bench row of run %lld, kernel '%s': variant is required", run_id, kernel);
   if (!row->shape || !*row->shape)
     return store_fail(s, "bench row of run %lld, kernel '%s': shape is required", run_id, kernel);
+  if (!row->timing || (strcmp(row->timing, "held") && strcmp(row->timing, "submit")))
+    return store_fail(s, "bench row of run %lld, kernel '%s': timing '%s' is not 'held' or 'submit'", run_id,
+                      kernel, row->timing ? row->timing : "(none)");
   if (!isfinite(row->median_us) || row->median_us < 0)
     return store_fail(s, "bench row of run %lld, kernel '%s': median_us %g is not a time", run_id, kernel,
                       row->median_us);
@@ -37,7 +42,7 @@ static int store_bench_check(store *s, long long run_id, const store_bench_row *
 int store_bench_put(store *s, long long run_id, const store_bench_row *row) {
   static const char zSql[] =
     "INSERT INTO bench (run_id, kernel, variant, shape, median_us, min_us, runs, oracle_ms,"
-    " floor_fraction, recorded_at) SELECT id, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, " STORE_NOW_SQL
+    " floor_fraction, timing, recorded_at) SELECT id, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, " STORE_NOW_SQL
     " FROM runs WHERE id = ?1";
   sqlite3_stmt *st = NULL;
   int rc = store_bench_check(s, run_id, row);
@@ -51,6 +56,7 @@ int store_bench_put(store *s, long long run_id, const store_bench_row *row) {
   if (!rc) rc = sqlite3_bind_int(st, 7, row->runs);
   if (!rc) rc = store_bind_optional(st, 8, row->oracle_ms);
   if (!rc) rc = store_bind_optional(st, 9, row->floor_fraction);
+  if (!rc) rc = sqlite3_bind_text(st, 10, row->timing, -1, SQLITE_STATIC);
   if (!rc) rc = store_step_done(st);
   if (!rc && sqlite3_changes(store_sqlite(s)) == 0)
     rc = store_fail(s, "bench row, kernel '%s': no run with id %lld", row->kernel, run_id);

@@ -175,9 +175,25 @@ static const char store_schema_v4[] =
   "CREATE INDEX bench_by_series ON bench (kernel, variant, shape);\n"
   "PRAGMA user_version = 4;\n";
 
+/*
+** Version 4 -> 5: bench.timing, how the row's replays were timed
+** (harness/bench.h bench_timing): 'held', the GPU's run of the graph alone,
+** behind a kernel that holds the stream while the host queues the replay;
+** or 'submit', which also counts the host's cudaGraphLaunch, as every row
+** before this version did (hence their default).  A series is now (kernel,
+** variant, shape, timing): the two timings differ by microseconds.
+*/
+static const char store_schema_v5[] =
+  "ALTER TABLE bench ADD COLUMN timing TEXT NOT NULL DEFAULT 'submit'"
+  " CHECK (timing IN ('held', 'submit'));\n"
+  "DROP INDEX bench_by_series;\n"
+  "CREATE INDEX bench_by_series ON bench (kernel, variant, shape, timing);\n"
+  "PRAGMA user_version = 5;\n";
+
 const char *const store_schema_migrations[STORE_SCHEMA_VERSION] = {
   store_schema_v1,
   store_schema_v2,
   store_schema_v3,
   store_schema_v4,
+  store_schema_v5,
 };

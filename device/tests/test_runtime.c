@@ -4,9 +4,10 @@
 **
 ** runtime:      guarded buffers catch overruns on either side; the scratch
 **               pool keeps addresses and refuses to grow while capturing;
-**               capture and replay of a small kernel; the capture-error word
-**               is set by a captured kernel, read and reset; host work is
-**               refused while capturing.
+**               capture and replay of a small kernel, and its replays
+**               timed held and not; the capture-error word is set by a
+**               captured kernel, read and reset; host work is refused while
+**               capturing.
 ** index_share:  a table of cases (f32/f16/bf16, growing and capacity, 1 or 3
 **               outputs, i32/i64, 1 or N index heads) compared byte for byte
 **               with oracle_index_share_run, with junk-filled outputs and
@@ -155,7 +156,7 @@ Test(runtime, pool_keeps_addresses_and_refuses_growth_while_capturing) {
   device_runtime_destroy(rt);
 }
 
-/* A captured f32 present build (past ++ current) replays with new inputs. */
+/* A captured f32 present build (past ++ current) replays with new inputs, and times its replays. */
 Test(runtime, capture_and_replay_a_small_kernel) {
   enum { N_PAST = 3, N_CUR = 2, DIM = 4, N_OUT = (N_PAST + N_CUR) * DIM };
   device_runtime *rt = gpu_test_runtime_or_skip();
@@ -165,7 +166,8 @@ Test(runtime, capture_and_replay_a_small_kernel) {
   float h_past[N_PAST * DIM], h_cur[N_CUR * DIM], h_out[N_OUT];
   const void *p_past, *p_cur;
   void *p_out;
-  int storage = IS_STORAGE_F32, round, i;
+  int storage = IS_STORAGE_F32, round, i, held, gave_up;
+  float ms;
   long long batch = 1, heads = 1, past_seq = N_PAST, cur_seq = N_CUR, dim = DIM;
   void *args[] = {&p_past, &p_cur, &p_out, &storage, &batch, &heads, &past_seq, &cur_seq, &dim};
 
@@ -191,8 +193,18 @@ Test(runtime, capture_and_replay_a_small_kernel) {
     cr_expect_eq(memcmp(h_out + N_PAST * DIM, h_cur, sizeof h_cur), 0, "round %d: current rows differ",
                  round);
   }
+  /* timed replays, held behind bench_hold.cu and not: the graph still runs, the hold is released in time */
+  for (held = 0; held < 2; held++) {
+    GPU_RT_OK(rt, device_buffer_fill(rt, &out, DEVICE_JUNK_BYTE));
+    GPU_RT_OK(rt, device_graph_time(rt, g, held, &ms, &gave_up));
+    cr_expect(ms > 0.0f && ms < 1000.0f, "held %d: %g ms", held, ms);
+    cr_expect_eq(gave_up, 0, "held %d: the hold gave up before the host released it", held);
+    GPU_RT_OK(rt, device_buffer_download(rt, &out, h_out, sizeof h_out));
+    cr_expect_eq(memcmp(h_out + N_PAST * DIM, h_cur, sizeof h_cur), 0, "held %d: the timed replay did not run", held);
+  }
   /* launching a cached kernel needs no loading, so it is legal in capture too */
   GPU_RT_OK(rt, device_runtime_capture_begin(rt));
+  cr_expect_neq(device_graph_time(rt, g, 1, &ms, &gave_up), 0, "a timed replay while capturing");
   cr_expect_neq(device_runtime_kernel(rt, IS_KERNEL_FILE, "no_such_kernel", &kernel), 0);
   cr_expect_not_null(strstr(device_runtime_error(rt), "before capture"), "%s", device_runtime_error(rt));
   GPU_RT_OK(rt, device_runtime_kernel(rt, IS_KERNEL_FILE, IS_KERNEL_PRESENT, &kernel));

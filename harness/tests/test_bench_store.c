@@ -1,6 +1,7 @@
 /*
 ** test_bench_store.c: the bench figures in the store (store.h
-** store_bench_put, schema 4) and in `db merge` (store_merge.h).  No GPU:
+** store_bench_put, schema 4, its timing column schema 5) and in `db merge`
+** (store_merge.h).  No GPU:
 ** rows are written through the API as cmd_bench.c writes them.
 **
 ** Each test works in its own mkdtemp directory, removed by the fini hook.
@@ -28,7 +29,7 @@ static void tmpdir_make(void) {
 
 /* The files a test makes: *.db and SQLite's -wal and -shm beside them. */
 static void tmpdir_remove(void) {
-  static const char *const names[] = {"v3.db", "a.db", "in.db", "out.db"};
+  static const char *const names[] = {"v3.db", "v4.db", "a.db", "in.db", "out.db"};
   static const char *const suffixes[] = {"", "-wal", "-shm", "-journal"};
   char path[160];
   size_t i, j;
@@ -76,7 +77,8 @@ static long long run_begin_ok(store *s, const char *host) {
 
 /* A step line as cmd_bench.c records it. */
 static store_bench_row row_step(const char *shape) {
-  store_bench_row r = {.kernel = "csa4 decode step", .variant = "fast", .shape = shape, .median_us = 61.5,
+  store_bench_row r = {.kernel = "csa4 decode step", .variant = "fast", .shape = shape, .timing = "held",
+                       .median_us = 61.5,
                        .min_us = 58.25, .runs = 30, .oracle_ms = 812.75, .floor_fraction = -1};
   return r;
 }
@@ -102,7 +104,7 @@ Test(bench_store, migrates_from_version_3_keeping_data) {
   sqlite3_close(raw);
 
   store *s = store_open_ok(path);
-  cr_assert_eq(store_schema_version(s), 4);
+  cr_assert_eq(store_schema_version(s), STORE_SCHEMA_VERSION);
   cr_assert_eq(sql_int(s, "SELECT count(*) FROM runs WHERE id = 7 AND suite = 'gate'"), 1);
   cr_assert_eq(sql_int(s, "SELECT count(*) FROM cases WHERE spec = 'op=is seed=1'"), 1);
   cr_assert_eq(sql_int(s, "SELECT count(*) FROM results WHERE run_id = 7 AND status = 'mismatch'"
@@ -115,19 +117,52 @@ Test(bench_store, migrates_from_version_3_keeping_data) {
   store_close(s);
 }
 
+Test(bench_store, migrates_from_version_4_old_rows_timed_with_the_submit) {
+  /* Every figure before schema 5 counted the host's cudaGraphLaunch: they read 'submit'. */
+  const char *path = tmp_path(0, "v4.db");
+  store_bench_row r = row_step("b=1 pos=4096");
+  sqlite3 *raw = NULL;
+  int i;
+  cr_assert_eq(sqlite3_open(path, &raw), SQLITE_OK);
+  for (i = 0; i < 4; i++)
+    cr_assert_eq(sqlite3_exec(raw, store_schema_migrations[i], NULL, NULL, NULL), SQLITE_OK, "migration %d: %s", i,
+                 sqlite3_errmsg(raw));
+  cr_assert_eq(sqlite3_exec(raw,
+                            "INSERT INTO runs (id, started_at, suite) VALUES (3, 'then', 'bench');"
+                            "INSERT INTO bench (run_id, kernel, variant, shape, median_us, runs, recorded_at)"
+                            " VALUES (3, 'csa4 decode step', 'fast', 'b=1 pos=4096', 110.5, 20, 'then')",
+                            NULL, NULL, NULL),
+               SQLITE_OK, "%s", sqlite3_errmsg(raw));
+  sqlite3_close(raw);
+
+  store *s = store_open_ok(path);
+  cr_assert_eq(store_schema_version(s), 5);
+  cr_assert_eq(sql_int(s, "SELECT count(*) FROM bench WHERE run_id = 3 AND timing = 'submit'"), 1);
+  cr_assert_eq(store_bench_put(s, 3, &r), 0, "%s", store_errmsg(s));
+  cr_assert_eq(sql_int(s, "SELECT count(*) FROM bench WHERE run_id = 3 AND timing = 'held'"), 1);
+  cr_assert_eq(sql_int(s, "SELECT count(*) FROM pragma_index_info('bench_by_series') WHERE name = 'timing'"), 1,
+               "a series is (kernel, variant, shape, timing)");
+  cr_assert_neq(sqlite3_exec(store_sqlite(s),
+                             "INSERT INTO bench (run_id, kernel, variant, shape, median_us, runs, recorded_at,"
+                             " timing) VALUES (3, 'k', 'fast', 'b=1', 1, 20, 'now', 'wall')",
+                             NULL, NULL, NULL),
+                SQLITE_OK, "the schema's CHECK refuses an unknown timing");
+  store_close(s);
+}
+
 Test(bench_store, put_round_trip) {
   store *s = store_open_ok(tmp_path(0, "a.db"));
   long long run = run_begin_ok(s, "h1");
   store_bench_row step = row_step("b=1 pos=65536");
   store_bench_row stage = {.kernel = "csa4 stage attention", .variant = "fast", .shape = "b=1 pos=65536",
-                           .median_us = 12.5, .min_us = -1, .runs = 30, .oracle_ms = NAN, .floor_fraction = -1};
+                           .timing = "submit", .median_us = 12.5, .min_us = -1, .runs = 30, .oracle_ms = NAN, .floor_fraction = -1};
   sqlite3_stmt *st = NULL;
   step.floor_fraction = 0.125;
   cr_assert_eq(store_bench_put(s, run, &step), 0, "%s", store_errmsg(s));
   cr_assert_eq(store_bench_put(s, run, &stage), 0, "%s", store_errmsg(s));
   cr_assert_eq(sqlite3_prepare_v2(store_sqlite(s),
                                   "SELECT run_id, kernel, variant, shape, median_us, min_us, runs, oracle_ms,"
-                                  " floor_fraction, recorded_at FROM bench ORDER BY id",
+                                  " floor_fraction, recorded_at, timing FROM bench ORDER BY id",
                                   -1, &st, NULL),
                SQLITE_OK);
   cr_assert_eq(sqlite3_step(st), SQLITE_ROW);
@@ -141,7 +176,9 @@ Test(bench_store, put_round_trip) {
   cr_assert_eq(sqlite3_column_double(st, 7), 812.75);
   cr_assert_eq(sqlite3_column_double(st, 8), 0.125);
   cr_assert_eq(strlen((const char *)sqlite3_column_text(st, 9)), strlen("2024-05-01T12:00:00.123Z"));
+  cr_assert_str_eq((const char *)sqlite3_column_text(st, 10), "held");
   cr_assert_eq(sqlite3_step(st), SQLITE_ROW); /* the stage: not measured is NULL */
+  cr_assert_str_eq((const char *)sqlite3_column_text(st, 10), "submit");
   cr_assert_eq(sqlite3_column_double(st, 4), 12.5);
   cr_assert_eq(sqlite3_column_type(st, 5), SQLITE_NULL);
   cr_assert_eq(sqlite3_column_type(st, 7), SQLITE_NULL);
@@ -154,19 +191,21 @@ Test(bench_store, put_round_trip) {
 /* A row that breaks the contract, and what the message must say. */
 static const struct {
   const char *id, *needle;
-  const char *kernel, *variant, *shape;
+  const char *kernel, *variant, *shape, *timing;
   double median_us;
   int runs;
   long long run_delta; /* added to the real run id: 1 names no run */
 } k_bad[] = {
-  {"bench-bad-1.1", "kernel is required", NULL, "fast", "b=1", 1, 30, 0},
-  {"bench-bad-1.2", "kernel is required", "", "fast", "b=1", 1, 30, 0},
-  {"bench-bad-1.3", "kernel 'k': variant is required", "k", NULL, "b=1", 1, 30, 0},
-  {"bench-bad-1.4", "kernel 'k': shape is required", "k", "fast", "", 1, 30, 0},
-  {"bench-bad-1.5", "median_us -1 is not a time", "k", "fast", "b=1", -1, 30, 0},
-  {"bench-bad-1.6", "median_us nan is not a time", "k", "fast", "b=1", NAN, 30, 0},
-  {"bench-bad-1.7", "runs 0 is not a count", "k", "fast", "b=1", 1, 0, 0},
-  {"bench-bad-1.8", "no run with id", "k", "fast", "b=1", 1, 30, 1},
+  {"bench-bad-1.1", "kernel is required", NULL, "fast", "b=1", "held", 1, 30, 0},
+  {"bench-bad-1.2", "kernel is required", "", "fast", "b=1", "held", 1, 30, 0},
+  {"bench-bad-1.3", "kernel 'k': variant is required", "k", NULL, "b=1", "held", 1, 30, 0},
+  {"bench-bad-1.4", "kernel 'k': shape is required", "k", "fast", "", "held", 1, 30, 0},
+  {"bench-bad-1.5", "median_us -1 is not a time", "k", "fast", "b=1", "held", -1, 30, 0},
+  {"bench-bad-1.6", "median_us nan is not a time", "k", "fast", "b=1", "held", NAN, 30, 0},
+  {"bench-bad-1.7", "runs 0 is not a count", "k", "fast", "b=1", "held", 1, 0, 0},
+  {"bench-bad-1.8", "no run with id", "k", "fast", "b=1", "held", 1, 30, 1},
+  {"bench-bad-1.9", "kernel 'k': timing '(none)' is not 'held' or 'submit'", "k", "fast", "b=1", NULL, 1, 30, 0},
+  {"bench-bad-1.10", "kernel 'k': timing 'wall' is not 'held' or 'submit'", "k", "fast", "b=1", "wall", 1, 30, 0},
 };
 
 Test(bench_store, bad_rows_refused_with_a_message) {
@@ -177,7 +216,7 @@ Test(bench_store, bad_rows_refused_with_a_message) {
   cr_assert_neq(store_bench_put(s, run, NULL), 0);
   for (i = 0; i < sizeof k_bad / sizeof *k_bad; i++) {
     store_bench_row r = {.kernel = k_bad[i].kernel, .variant = k_bad[i].variant, .shape = k_bad[i].shape,
-                         .median_us = k_bad[i].median_us, .min_us = -1, .runs = k_bad[i].runs, .oracle_ms = -1,
+                         .timing = k_bad[i].timing, .median_us = k_bad[i].median_us, .min_us = -1, .runs = k_bad[i].runs, .oracle_ms = -1,
                          .floor_fraction = -1};
     cr_assert_neq(store_bench_put(s, run + k_bad[i].run_delta, &r), 0, "%s: accepted", k_bad[i].id);
     cr_assert_not_null(strstr(store_errmsg(s), k_bad[i].needle), "%s: message lacks '%s': %s", k_bad[i].id,

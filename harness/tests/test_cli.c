@@ -258,4 +258,7 @@ Test(cli, bench_prints_oracle_figures_and_says_what_needs_a_gpu) {
   if (strstr(RUN(NULL, "--version")->out, "gpu none")) cr_expect(strstr(out, "device figures need a GPU") != NULL);
   cr_expect_eq(RUN(NULL, "bench", "--runs", "5")->status, 2, "fewer than 20 runs is refused");
   cr_expect_eq(RUN(NULL, "bench", "--variant", "quick")->status, 2, "an unknown variant is refused");
+  o = RUN(NULL, "bench", "--timing", "wall");
+  cr_expect_eq(o->status, 2, "an unknown timing is refused");
+  cr_expect(strstr(o->err, "--timing 'wall': expected held or submit") != NULL, "%s", o->err);
 }
