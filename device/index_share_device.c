@@ -30,6 +30,7 @@ _Static_assert(IS_RULE_DUPLICATE == INDEX_RULE_DUPLICATE, "rule codes drifted");
 _Static_assert(IS_RULE_NOT_INCREASING == INDEX_RULE_NOT_INCREASING, "rule codes drifted");
 _Static_assert(IS_RULE_ALL_PADDING == INDEX_RULE_ALL_PADDING, "rule codes drifted");
 _Static_assert(IS_LATCH_INDEX_BIT == INDEX_SHARE_LATCH_BIT, "latch bit drifted");
+_Static_assert(sizeof(struct is_row_params) == IS_ROW_PARAMS_BYTES, "the rows parameter block must be laid out as in NVRTC");
 
 #define IS_MAX_GRID (1ull << 20) /* grid-stride / block-stride loops cover the rest */
 
@@ -260,21 +261,25 @@ static int is_launch_rows(device_index_share *k, const index_share_dims *d,
   long long q_seq = d->q_seq, cache_seq = d->cache_seq, head_size = d->head_size;
   long long index_heads = d->index_heads, width = d->selected_width;
   float sqrt_scale = d->sqrt_scale;
-  int tile_heads = is_row_tile_heads(d);
-  /* the reference kernel ends at sqrt_scale; cudaLaunchKernel reads only the
-     parameters a kernel declares, so the trailing tile_heads is the fast one's */
+  /* the reference kernel takes the values one by one, the fast one as a block */
   void *args[] = {&query,   &present_key, &present_value, &indices,     &index_is_i64, &bias,
                   &has_bias, &bd0,        &bd1,           &bd2,         &bd3,          &scores,
                   &score_trace, &y,       &storage,       &batch,       &q_heads,      &kv_heads,
                   &group,   &q_seq,       &cache_seq,     &head_size,   &index_heads,  &width,
-                  &sqrt_scale, &tile_heads};
-  long long rows = batch * q_heads * q_seq, tiles = is_row_tiles(d, tile_heads);
+                  &sqrt_scale};
+  struct is_row_params p = {query,   present_key, present_value, indices,   bias,      scores,
+                            score_trace, y,       bd0,           bd1,       bd2,       bd3,
+                            batch,   q_heads,     kv_heads,      group,     q_seq,     cache_seq,
+                            head_size, index_heads, width,       sqrt_scale, index_is_i64, has_bias,
+                            storage, is_row_tile_heads(d), 0};
+  void *fast_args[] = {&p};
+  long long rows = batch * q_heads * q_seq, tiles = is_row_tiles(d, p.tile_heads);
   if (rows == 0) return 0;
   if (k->variant == DEVICE_VARIANT_REFERENCE)
     return is_launch(k, IS_K_ROWS, rows > (long long)IS_MAX_GRID ? IS_MAX_GRID : (unsigned long long)rows,
                      REF_IS_ROW_THREADS, args);
   return is_launch(k, IS_K_ROWS, tiles > (long long)IS_MAX_GRID ? IS_MAX_GRID : (unsigned long long)tiles,
-                   IS_ROW_THREADS, args);
+                   IS_ROW_THREADS, fast_args);
 }
 
 /* The oracle's words for a rule, from one validation record. */

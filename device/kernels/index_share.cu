@@ -357,7 +357,7 @@ static __device__ __forceinline__ void is_row_tile_run(const is_row_args &a, is_
   is_row_scores<EB, HT>(a, t, vec, mloc);
   is_row_max<HT>(t, mloc);
   for (int h = 0; h < t.nh; h++) live |= !is_sh.masked[h];
-  if (live) is_row_exps(a, t, IS_EBUF_FLOATS / HT - 4);
+  if (live) is_row_exps(a.scores + t.row0 * a.width, a.q_seq * a.width, t.valid, t.nh, IS_EBUF_FLOATS / HT - 4);
   is_row_probs(a, t);
   if (live)
     is_row_values<EB, HT>(a, t, vec);
@@ -366,7 +366,7 @@ static __device__ __forceinline__ void is_row_tile_run(const is_row_args &a, is_
 }
 
 template <int EB, int HT>
-static __device__ __noinline__ void is_rows_run(const is_row_args &a) {
+static __device__ __forceinline__ void is_rows_run(const is_row_args &a) {
   /* 16-byte copies need every row to start on 16 bytes */
   const bool vec = a.head_size * EB % 16 == 0 && ((unsigned long long)a.present_key & 15) == 0 &&
                    ((unsigned long long)a.present_value & 15) == 0;
@@ -383,25 +383,13 @@ static __device__ __noinline__ void is_rows_run(const is_row_args &a) {
 ** f32 scratch: scores, then exps, then probabilities; score_trace (NULL:
 ** off) has the same layout and keeps the scores.  tile_heads > 1 needs
 ** index_heads 1 (heads with their own index rows share nothing) and 16-bit
-** storage, and is taken as 1 otherwise.
+** storage, and is taken as 1 otherwise.  The parameters come as one
+** __grid_constant__ block (index_share_abi.h says why).
 */
-extern "C" __global__ void __launch_bounds__(IS_ROW_THREADS, 2) index_share_rows(
-    const void *query, const void *present_key, const void *present_value, const void *indices,
-    int index_is_i64, const void *bias, int has_bias, long long bd0, long long bd1, long long bd2,
-    long long bd3, float *scores, float *score_trace, void *y, int storage, long long batch,
-    long long q_heads, long long kv_heads, long long group, long long q_seq, long long cache_seq,
-    long long head_size, long long index_heads, long long width, float sqrt_scale,
-    int tile_heads) {
-  is_row_args a;
-  const int ht = index_heads == 1 ? tile_heads : 1;
-  a.query = query, a.present_key = present_key, a.present_value = present_value;
-  a.indices = indices, a.bias = bias, a.scores = scores, a.score_trace = score_trace, a.y = y;
-  a.bd0 = bd0, a.bd1 = bd1, a.bd2 = bd2, a.bd3 = bd3, a.batch = batch, a.q_heads = q_heads;
-  a.kv_heads = kv_heads, a.group = group, a.q_seq = q_seq, a.cache_seq = cache_seq;
-  a.head_size = head_size, a.index_heads = index_heads, a.width = width;
-  a.sqrt_scale = sqrt_scale, a.index_is_i64 = index_is_i64, a.has_bias = has_bias;
-  a.storage = storage;
-  if (storage == IS_STORAGE_F32) /* one head a tile (index_share_abi.h) */
+extern "C" __global__ void __launch_bounds__(IS_ROW_THREADS, 2)
+    index_share_rows(const __grid_constant__ is_row_params a) {
+  const int ht = a.index_heads == 1 ? a.tile_heads : 1;
+  if (a.storage == IS_STORAGE_F32) /* one head a tile (index_share_abi.h) */
     is_rows_run<4, 1>(a);
   else if (ht > 1)
     is_rows_run<2, IS_ROW_HEADS>(a);

@@ -48,6 +48,26 @@ IS_ABI_FN long long is_row_tile_count(long long batch, long long q_heads, long l
   return batch * kv_heads * ((group + ht - 1) / ht) * q_seq;
 }
 
+/*
+** The fast rows kernel's one parameter, a __grid_constant__ block (the
+** reference kernel takes the same values one by one, tile_heads aside).
+** As a constant the kernel reads its fields from the parameter bank where
+** it uses them; assembled into a local struct they had sat in local
+** memory, and every use in the inner loops was a load.  Only pointers,
+** long long, float and int, in an order without padding holes, so that
+** the C launcher and NVRTC lay it out alike (both sides check the size).
+*/
+struct is_row_params {
+  const void *query, *present_key, *present_value, *indices, *bias;
+  float *scores, *score_trace;
+  void *y;
+  long long bd0, bd1, bd2, bd3, batch, q_heads, kv_heads, group, q_seq, cache_seq, head_size;
+  long long index_heads, width;
+  float sqrt_scale;
+  int index_is_i64, has_bias, storage, tile_heads, pad; /* pad: 0, so that the size is a multiple of 8 */
+};
+#define IS_ROW_PARAMS_BYTES (8 * 8 + 13 * 8 + 6 * 4)
+
 /* Storage of every floating tensor (the contract makes them all one dtype). */
 #define IS_STORAGE_F32 0
 #define IS_STORAGE_F16 1

@@ -48,9 +48,9 @@ static __device__ void is_kcopy(uint4 *kbuf, const unsigned char *pass, int key,
 ** nd dims of one staged key slice into the lane's HT chains, d ascending:
 ** acc[h] = acc[h] + qs[d][h] * (k[d] * sqrt_scale).  qs starts at the slice.
 */
-template <int EB, int HT>
+template <int EB, int HT, bool F16>
 static __device__ __forceinline__ void is_score_slice(const uint4 *krow, const float *qs, int nd,
-                                                      float ss, bool f16, float (&acc)[HT]) {
+                                                      float ss, float (&acc)[HT]) {
   constexpr int EPU = is_elem<EB>::per_unit;
   constexpr int QD = is_qbatch<HT>::dims, QV = is_qbatch<HT>::vecs;
   const float4 *q4 = (const float4 *)qs;
@@ -59,7 +59,7 @@ static __device__ __forceinline__ void is_score_slice(const uint4 *krow, const f
 #pragma unroll(HT > 1 ? 1 : 2)
   for (int u = 0; u < units; u++) {
     float k[EPU];
-    is_widen_unit<EB>(krow[u], k, f16);
+    is_widen_unit<EB, F16>(krow[u], k);
 #pragma unroll
     for (int e0 = 0; e0 < EPU; e0 += QD) {
       float q[4 * QV];
@@ -77,7 +77,7 @@ static __device__ __forceinline__ void is_score_slice(const uint4 *krow, const f
     }
   }
   for (dl = units * EPU; dl < nd; dl++) {
-    const float ks = is_widen_at<EB>((const unsigned char *)krow + dl * EB, f16) * ss;
+    const float ks = is_widen_at<EB, F16>((const unsigned char *)krow + dl * EB) * ss;
 #pragma unroll
     for (int h = 0; h < HT; h++) acc[h] = acc[h] + qs[dl * HT + h] * ks;
   }
@@ -148,8 +148,10 @@ static __device__ __forceinline__ void is_row_scores(const is_row_args &a, const
         is_kfetch(r, kpass + c2 * IS_KCHUNK_BYTES, c2 == 0 ? key_next : key_cur, row_bytes,
                   nd2 * EB, lane);
       }
-      is_score_slice<EB, HT>(kbuf + lane * IS_KROW_UNITS, qs + c * DCW * HT, nd, a.sqrt_scale, f16,
-                             acc);
+      if (EB == 2 && f16)
+        is_score_slice<EB, HT, true>(kbuf + lane * IS_KROW_UNITS, qs + c * DCW * HT, nd, a.sqrt_scale, acc);
+      else
+        is_score_slice<EB, HT, false>(kbuf + lane * IS_KROW_UNITS, qs + c * DCW * HT, nd, a.sqrt_scale, acc);
       __syncwarp();
       if (++c < nchunk) continue;
       if (s < valid) {
@@ -233,18 +235,21 @@ static __device__ __forceinline__ float is_serial_sum(const float *e, int n, flo
 ** lane h of warp 0 adds head h's exps of each pass in column order, so its
 ** sum runs over every column ascending; then inv[h] = 1 / sum.  E (columns
 ** a pass, and the buffer's row stride) is 4 mod 8 floats, so that the lanes'
-** float4 reads hit distinct banks.  Not inlined: one copy of nx_expf.
+** float4 reads hit distinct banks.  Head h's row is srow0 + h * head_pitch.
+** Not inlined (one copy of nx_expf), so it takes values: a reference to the
+** kernel's arguments would keep them in local memory for the whole kernel.
 */
-static __device__ __noinline__ void is_row_exps(const is_row_args &a, const is_row_tile &t, int E) {
+static __device__ __noinline__ void is_row_exps(float *srow0, long long head_pitch, long long valid, int nh,
+                                                int E) {
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  const bool chain = warp == 0 && lane < t.nh && !is_sh.masked[lane];
+  const bool chain = warp == 0 && lane < nh && !is_sh.masked[lane];
   float *eb = (float *)is_sh.u.e;
   float sum = 0.0f;
   long long c0;
-  for (c0 = 0; c0 < t.valid; c0 += E) {
-    const int kn = (int)is_min_ll(E, t.valid - c0);
-    for (int h = 0; h < t.nh; h++) {
-      float *srow = a.scores + (t.row0 + h * a.q_seq) * a.width + c0;
+  for (c0 = 0; c0 < valid; c0 += E) {
+    const int kn = (int)is_min_ll(E, valid - c0);
+    for (int h = 0; h < nh; h++) {
+      float *srow = srow0 + h * head_pitch + c0;
       const float m = is_sh.m[h];
       if (is_sh.masked[h]) continue;
       for (int s = tid; s < kn; s += IS_ROW_THREADS) {

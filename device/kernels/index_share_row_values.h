@@ -64,16 +64,15 @@ static __device__ __forceinline__ float is_value_step(float acc, const float *sr
 }
 
 /* The stage's keys, in order, into this thread's chains acc[h] (dim d0 + tid). */
-template <int EB, int HT>
-static __device__ __forceinline__ void is_vconsume(int slot, int kn, int row_bytes, bool f16,
-                                                   float (&acc)[HT]) {
+template <int EB, int HT, bool F16>
+static __device__ __forceinline__ void is_vconsume(int slot, int kn, int row_bytes, float (&acc)[HT]) {
   const unsigned char *vb = (const unsigned char *)is_sh.u.value.v[slot] + threadIdx.x * EB;
   const float *pb = (const float *)is_sh.u.value.p[slot];
   int s = 0;
   for (; s + 4 <= kn; s += 4) {
     float v[4], p[4 * HT];
 #pragma unroll
-    for (int i = 0; i < 4; i++) v[i] = is_widen_at<EB>(vb + (s + i) * row_bytes, f16);
+    for (int i = 0; i < 4; i++) v[i] = is_widen_at<EB, F16>(vb + (s + i) * row_bytes);
 #pragma unroll
     for (int i = 0; i < HT; i++) {
       const float4 x = ((const float4 *)(pb + s * HT))[i];
@@ -85,7 +84,7 @@ static __device__ __forceinline__ void is_vconsume(int slot, int kn, int row_byt
       for (int h = 0; h < HT; h++) acc[h] = is_value_step(acc[h], p, i * HT + h, v[i]);
   }
   for (; s < kn; s++) {
-    const float v = is_widen_at<EB>(vb + s * row_bytes, f16);
+    const float v = is_widen_at<EB, F16>(vb + s * row_bytes);
 #pragma unroll
     for (int h = 0; h < HT; h++) acc[h] = is_value_step(acc[h], pb, s * HT + h, v);
   }
@@ -138,9 +137,13 @@ static __device__ __forceinline__ void is_row_values(const is_row_args &a, const
         if (vec) is_vkeys(a, t, p, i + 1, vkey);
       }
       is_cp_commit(); /* empty groups too: the wait counts groups */
-      if (c >= 0 && tid < p.dn)
-        is_vconsume<EB, HT>(c % IS_VSTAGES, valid - c * p.keys < p.keys ? valid - c * p.keys : p.keys,
-                            p.row_bytes, f16, acc);
+      if (c >= 0 && tid < p.dn) {
+        const int kn = valid - c * p.keys < p.keys ? valid - c * p.keys : p.keys;
+        if (EB == 2 && f16)
+          is_vconsume<EB, HT, true>(c % IS_VSTAGES, kn, p.row_bytes, acc);
+        else
+          is_vconsume<EB, HT, false>(c % IS_VSTAGES, kn, p.row_bytes, acc);
+      }
     }
     is_cp_wait<0>();
     __syncthreads(); /* the ring is free for the next pass or tile */

@@ -60,15 +60,9 @@ static_assert(IS_ROW_THREADS * 4 <= IS_VSTAGE_BYTES, "a stage holds a key of a p
 static_assert(IS_EBUF_FLOATS / IS_ROW_HEADS % 8 == 0, "exp rows 4 mod 8 floats apart");
 static_assert(IS_QS_FLOATS / IS_ROW_HEADS % 64 == 0, "q passes end on whole key slices");
 
-struct is_row_args {
-  const void *query, *present_key, *present_value, *indices, *bias;
-  float *scores, *score_trace;
-  void *y;
-  long long bd0, bd1, bd2, bd3, batch, q_heads, kv_heads, group, q_seq, cache_seq, head_size;
-  long long index_heads, width;
-  float sqrt_scale;
-  int index_is_i64, has_bias, storage;
-};
+/* The kernel's parameter block (index_share_abi.h), which every phase reads. */
+typedef is_row_params is_row_args;
+static_assert(sizeof(is_row_args) == IS_ROW_PARAMS_BYTES, "the launcher lays the parameter block out alike");
 
 /* Head h of a tile is q head h0 + h, output row row0 + h * q_seq. */
 struct is_row_tile {
@@ -114,25 +108,31 @@ static __device__ __noinline__ float is_f16_widen(nx_u32 bits) {
   return nx_f16_to_f32((nx_u16)bits);
 }
 
-static __device__ __forceinline__ float is_half_widen(nx_u32 bits, bool f16) {
-  return f16 ? is_f16_widen(bits) : nx_bf16_to_f32((nx_u16)bits);
-}
-
-template <int EB> static __device__ __forceinline__ float is_widen_at(const unsigned char *p, bool f16) {
+/*
+** The widening helpers take the 16-bit kind as a template argument (F16:
+** f16, else bf16; ignored for EB 4): the phases' inner loops are compiled
+** once for each kind, so that a bf16 loop holds no branch
+** (a run-time test around the f16 call split every element's load from
+** the next, and the values pass waited out each load in turn).  A call
+** site picks the loop with `EB == 2 && f16`, false whenever EB is 4.
+*/
+template <int EB, bool F16> static __device__ __forceinline__ float is_widen_at(const unsigned char *p) {
   if constexpr (EB == 4)
     return nx_f32_from_bits(*(const nx_u32 *)p);
+  else if constexpr (F16)
+    return is_f16_widen(*(const nx_u16 *)p);
   else
-    return is_half_widen(*(const nx_u16 *)p, f16);
+    return nx_bf16_to_f32(*(const nx_u16 *)p);
 }
 
 /* The elements of 16 bytes in memory order (little-endian halves). */
-template <int EB>
-static __device__ __forceinline__ void is_widen_unit(uint4 r, float (&f)[16 / EB], bool f16) {
+template <int EB, bool F16>
+static __device__ __forceinline__ void is_widen_unit(uint4 r, float (&f)[16 / EB]) {
   const nx_u32 w[4] = {r.x, r.y, r.z, r.w};
   if constexpr (EB == 4) {
 #pragma unroll
     for (int i = 0; i < 4; i++) f[i] = nx_f32_from_bits(w[i]);
-  } else if (f16) {
+  } else if constexpr (F16) {
 #pragma unroll
     for (int i = 0; i < 4; i++) f[2 * i] = is_f16_widen(w[i] & 0xffffu), f[2 * i + 1] = is_f16_widen(w[i] >> 16);
   } else {
