@@ -19,6 +19,7 @@ const char *const is_kernel_names[IS_K_COUNT] = {
     [IS_K_PRESENT_CAPACITY] = IS_KERNEL_PRESENT_CAPACITY,
     [IS_K_VALIDATE] = IS_KERNEL_VALIDATE,
     [IS_K_ROWS] = IS_KERNEL_ROWS,
+    [IS_K_ROWS_ONE] = IS_KERNEL_ROWS_ONE,
 };
 
 int device_index_share_create(device_runtime *rt, const index_share_attrs *attrs,

@@ -278,8 +278,8 @@ static int is_launch_rows(device_index_share *k, const index_share_dims *d,
   if (k->variant == DEVICE_VARIANT_REFERENCE)
     return is_launch(k, IS_K_ROWS, rows > (long long)IS_MAX_GRID ? IS_MAX_GRID : (unsigned long long)rows,
                      REF_IS_ROW_THREADS, args);
-  return is_launch(k, IS_K_ROWS, tiles > (long long)IS_MAX_GRID ? IS_MAX_GRID : (unsigned long long)tiles,
-                   IS_ROW_THREADS, fast_args);
+  return is_launch(k, p.tile_heads > 1 ? IS_K_ROWS : IS_K_ROWS_ONE,
+                   tiles > (long long)IS_MAX_GRID ? IS_MAX_GRID : (unsigned long long)tiles, IS_ROW_THREADS, fast_args);
 }
 
 /* The oracle's words for a rule, from one validation record. */

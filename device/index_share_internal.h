@@ -13,9 +13,13 @@
 #include "oracle/index_share.h"
 
 enum is_kernel_id { IS_K_FRONTIER, IS_K_PRESENT, IS_K_PRESENT_CAPACITY, IS_K_VALIDATE, IS_K_ROWS,
-                    IS_K_COUNT };
+                    IS_K_ROWS_ONE, IS_K_COUNT };
 
-/* The kernels' names by id (index_share_create.c), the same in both variants' modules. */
+/*
+** The kernels' names by id (index_share_create.c), the same in both
+** variants' modules but for IS_K_ROWS_ONE, which only the fast module has
+** (a reference instance loads it from there and never launches it).
+*/
 extern const char *const is_kernel_names[IS_K_COUNT];
 
 /* Device addresses of one execute's tensors and scratch. */

@@ -11,7 +11,8 @@
 **   index_share_present_capacity  fixed-capacity present: past, with the
 **                                 current tokens written at write_pos[b];
 **   index_share_rows              attention, one block per tile of heads of one
-**                                 (b, query) sharing a kv head and index row.
+**   index_share_rows_one          (b, query) sharing a kv head and index row:
+**                                 tiles of IS_ROW_HEADS heads, or of one.
 **
 ** Arithmetic: every float reduction keeps the oracle's order.
 **   score_s = sum over d ascending, in ONE thread, from 0.0f, of
@@ -119,16 +120,55 @@ static __device__ __forceinline__ void is_row_advance(long long *row, long long 
 }
 
 /*
+** A present build copies items: single elements, or (when a row of D
+** elements is whole 16-byte units and every tensor starts on 16 bytes) 16
+** bytes at a time, 4 f32 or 8 f16/bf16 elements, each still through
+** is_copy, so a unit copies exactly as its elements one by one would.  At B
+** = 64 the 2-byte accesses had left the copies at a third of the memory
+** bandwidth.  A unit never straddles the past / current boundary: that lies
+** on a row.
+*/
+static __device__ __forceinline__ void is_copy_unit(void *dst, long long du, const void *src, long long su,
+                                                    int storage) {
+  union {
+    uint4 v;
+    nx_u32 w[4];
+  } in, out;
+  const int per = storage == IS_STORAGE_F32 ? 4 : 8;
+  in.v = ((const uint4 *)src)[su];
+#pragma unroll
+  for (int e = 0; e < 8; e++)
+    if (e < per) is_copy(out.w, e, in.w, e, storage);
+  ((uint4 *)dst)[du] = out.v;
+}
+
+template <bool UNIT>
+static __device__ __forceinline__ void is_copy_item(void *dst, long long di, const void *src, long long si,
+                                                    int storage) {
+  if (UNIT)
+    is_copy_unit(dst, di, src, si, storage);
+  else
+    is_copy(dst, di, src, si, storage);
+}
+
+/* Elements a 16-byte unit holds when a row of dim elements is whole units of 16-byte aligned tensors; else 1. */
+static __device__ __forceinline__ long long is_unit_elems(const void *a, const void *b, const void *c,
+                                                          int storage, long long dim) {
+  const long long per = storage == IS_STORAGE_F32 ? 4 : 8;
+  const unsigned long long addr = (unsigned long long)a | (unsigned long long)b | (unsigned long long)c;
+  return dim % per == 0 && (addr & 15) == 0 ? per : 1;
+}
+
+/*
 ** Growing present [B, H, past_seq + cur_seq, D]: sequence rows below past_seq
 ** come from past [B, H, past_seq, D] (absent when past_seq is 0), the rest
-** from cur [B, H, cur_seq, D].  One thread per element, grid-stride.
+** from cur [B, H, cur_seq, D].  One thread per item, grid-stride; past_n
+** and cur_n are a (b, h)'s items from each.
 */
-extern "C" __global__ void index_share_present(const void *past, const void *cur, void *out,
-                                               int storage, long long batch, long long heads,
-                                               long long past_seq, long long cur_seq,
-                                               long long dim) {
-  const long long row = (past_seq + cur_seq) * dim, from_past = past_seq * dim;
-  const long long n = batch * heads * row;
+template <bool UNIT>
+static __device__ __forceinline__ void is_present_walk(const void *past, const void *cur, void *out, int storage,
+                                                       long long bhs, long long past_n, long long cur_n) {
+  const long long row = past_n + cur_n, n = bhs * row;
   const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   const long long step = (long long)gridDim.x * blockDim.x;
   long long idx, bh, within, step_rows, step_within;
@@ -136,27 +176,37 @@ extern "C" __global__ void index_share_present(const void *past, const void *cur
   bh = first / row, within = first % row;
   step_rows = step / row, step_within = step % row;
   for (idx = first; idx < n; idx += step) {
-    if (within < from_past)
-      is_copy(out, idx, past, bh * from_past + within, storage);
+    if (within < past_n)
+      is_copy_item<UNIT>(out, idx, past, bh * past_n + within, storage);
     else
-      is_copy(out, idx, cur, bh * cur_seq * dim + (within - from_past), storage);
+      is_copy_item<UNIT>(out, idx, cur, bh * cur_n + (within - past_n), storage);
     is_row_advance(&bh, &within, step_rows, step_within, row);
   }
+}
+
+extern "C" __global__ void index_share_present(const void *past, const void *cur, void *out,
+                                               int storage, long long batch, long long heads,
+                                               long long past_seq, long long cur_seq,
+                                               long long dim) {
+  const long long per = is_unit_elems(past, cur, out, storage, dim);
+  if (per > 1)
+    is_present_walk<true>(past, cur, out, storage, batch * heads, past_seq * dim / per, cur_seq * dim / per);
+  else
+    is_present_walk<false>(past, cur, out, storage, batch * heads, past_seq * dim, cur_seq * dim);
 }
 
 /*
 ** Fixed-capacity present [B, H, cache_seq, D]: row t is cur[t - wp] when
 ** wp <= t < wp + cur_seq (wp = write_pos[b]), else past[t]; rows of the
-** current tokens that fall beyond cache_seq are dropped.  Each element is read
+** current tokens that fall beyond cache_seq are dropped.  Each item is read
 ** and written by the same thread at the same index, so out may alias past.
+** row_n and cur_n are items, per the elements an item holds.
 */
-extern "C" __global__ void index_share_present_capacity(const void *past, const void *cur,
-                                                        void *out, int storage,
-                                                        const long long *write_pos,
-                                                        long long batch, long long heads,
-                                                        long long cache_seq, long long cur_seq,
-                                                        long long dim) {
-  const long long row = cache_seq * dim, n = batch * heads * row;
+template <bool UNIT>
+static __device__ __forceinline__ void is_capacity_walk(const void *past, const void *cur, void *out, int storage,
+                                                        const long long *write_pos, long long bhs, long long heads,
+                                                        long long row, long long cur_n, long long dim_n) {
+  const long long n = bhs * row;
   const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   const long long step = (long long)gridDim.x * blockDim.x;
   long long idx, bh, within, step_rows, step_within, wp_row = -1, wp = 0;
@@ -164,13 +214,28 @@ extern "C" __global__ void index_share_present_capacity(const void *past, const 
   bh = first / row, within = first % row;
   step_rows = step / row, step_within = step % row;
   for (idx = first; idx < n; idx += step) {
-    if (bh != wp_row) wp_row = bh, wp = write_pos[bh / heads] * dim; /* the current tokens' first element */
-    if (within >= wp && within < wp + cur_seq * dim)
-      is_copy(out, idx, cur, bh * cur_seq * dim + (within - wp), storage);
+    if (bh != wp_row) wp_row = bh, wp = write_pos[bh / heads] * dim_n; /* the current tokens' first item */
+    if (within >= wp && within < wp + cur_n)
+      is_copy_item<UNIT>(out, idx, cur, bh * cur_n + (within - wp), storage);
     else
-      is_copy(out, idx, past, idx, storage);
+      is_copy_item<UNIT>(out, idx, past, idx, storage);
     is_row_advance(&bh, &within, step_rows, step_within, row);
   }
+}
+
+extern "C" __global__ void index_share_present_capacity(const void *past, const void *cur,
+                                                        void *out, int storage,
+                                                        const long long *write_pos,
+                                                        long long batch, long long heads,
+                                                        long long cache_seq, long long cur_seq,
+                                                        long long dim) {
+  const long long per = is_unit_elems(past, cur, out, storage, dim), dim_n = dim / per;
+  if (per > 1)
+    is_capacity_walk<true>(past, cur, out, storage, write_pos, batch * heads, heads, cache_seq * dim_n,
+                           cur_seq * dim_n, dim_n);
+  else
+    is_capacity_walk<false>(past, cur, out, storage, write_pos, batch * heads, heads, cache_seq * dim_n,
+                            cur_seq * dim_n, dim_n);
 }
 
 /* ---- index-row validation -------------------------------------------------------------- */
@@ -381,18 +446,25 @@ static __device__ __forceinline__ void is_rows_run(const is_row_args &a) {
 ** index_heads is 1) before the first -1.  K and V are the present [B,
 ** kv_heads, cache_seq, D], head qh / group.  scores is [B * N * Sq, width]
 ** f32 scratch: scores, then exps, then probabilities; score_trace (NULL:
-** off) has the same layout and keeps the scores.  tile_heads > 1 needs
-** index_heads 1 (heads with their own index rows share nothing) and 16-bit
-** storage, and is taken as 1 otherwise.  The parameters come as one
-** __grid_constant__ block (index_share_abi.h says why).
+** off) has the same layout and keeps the scores.  The parameters come as
+** one __grid_constant__ block (index_share_abi.h says why).
+**
+** Two entry points, so that each has its own register budget:
+** index_share_rows takes tiles of tile_heads = IS_ROW_HEADS heads (16-bit
+** storage, index_heads 1) at two blocks a SM, as the batches that need
+** them fill the GPU; index_share_rows_one takes one head a tile (f32, or
+** few tiles) at one block a SM, whose 255 registers let the loads run
+** further ahead (at B = 1 the tiles fill half the SMs anyway).
 */
 extern "C" __global__ void __launch_bounds__(IS_ROW_THREADS, 2)
     index_share_rows(const __grid_constant__ is_row_params a) {
-  const int ht = a.index_heads == 1 ? a.tile_heads : 1;
-  if (a.storage == IS_STORAGE_F32) /* one head a tile (index_share_abi.h) */
+  is_rows_run<2, IS_ROW_HEADS>(a);
+}
+
+extern "C" __global__ void __launch_bounds__(IS_ROW_THREADS, 1)
+    index_share_rows_one(const __grid_constant__ is_row_params a) {
+  if (a.storage == IS_STORAGE_F32)
     is_rows_run<4, 1>(a);
-  else if (ht > 1)
-    is_rows_run<2, IS_ROW_HEADS>(a);
   else
     is_rows_run<2, 1>(a);
 }

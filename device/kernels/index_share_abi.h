@@ -13,7 +13,8 @@
 #define IS_KERNEL_PRESENT "index_share_present"
 #define IS_KERNEL_PRESENT_CAPACITY "index_share_present_capacity"
 #define IS_KERNEL_VALIDATE "index_share_validate_rows"
-#define IS_KERNEL_ROWS "index_share_rows"
+#define IS_KERNEL_ROWS "index_share_rows"         /* fast: tiles of IS_ROW_HEADS heads */
+#define IS_KERNEL_ROWS_ONE "index_share_rows_one" /* fast only: one head a tile */
 
 #define IS_FRONTIER_THREADS 256 /* one block per batch */
 #define IS_COPY_THREADS 256     /* present builds: grid-stride over the elements */

@@ -83,6 +83,11 @@ static __device__ __forceinline__ void is_score_slice(const uint4 *krow, const f
   }
 }
 
+/* Dims in slice c of a pass of dq dims, dcw a whole slice. */
+static __device__ __forceinline__ int is_slice_dims(int dq, int c, int dcw) {
+  return dcw < dq - c * dcw ? dcw : dq - c * dcw;
+}
+
 /*
 ** Every selection's score for the tile's heads into the scores row (and the
 ** trace), and each lane's running max per head into mloc.  Columns, keys and
@@ -92,6 +97,7 @@ template <int EB, int HT>
 static __device__ __forceinline__ void is_row_scores(const is_row_args &a, const is_row_tile &t,
                                                      bool vec, float (&mloc)[HT]) {
   constexpr int DCW = IS_KCHUNK_BYTES / EB, QDIMS = IS_QS_FLOATS / HT;
+  constexpr int AHEAD = HT == 1 ? 2 : 1; /* slices in flight: one-head tiles have the registers for two */
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int valid = (int)t.valid, ngroups = (valid + 31) / 32;
   const int my_groups = warp < ngroups ? (ngroups - 1 - warp) / IS_ROW_WARPS + 1 : 0;
@@ -110,8 +116,8 @@ static __device__ __forceinline__ void is_row_scores(const is_row_args &a, const
     const int nit = my_groups * nchunk;
     const bool last = d0 + dq == a.head_size;
     const unsigned char *kpass = kslab + d0 * EB;
-    int key_cur, key_next, it, c, g;
-    uint4 r[8];
+    int key[3], it, c, g, fc, fq; /* key[k]: the lane's key in the warp's group g + k * IS_ROW_WARPS */
+    uint4 r[AHEAD][8];               /* slices it .. it + AHEAD - 1, oldest first */
     float acc[HT];
 
     __syncthreads(); /* the previous pass is done with qs */
@@ -125,11 +131,20 @@ static __device__ __forceinline__ void is_row_scores(const is_row_args &a, const
     }
     __syncthreads();
     if (nit == 0) continue;
-    key_cur = is_lane_key(a, t, warp * 32 + lane);
-    key_next = is_lane_key(a, t, (warp + IS_ROW_WARPS) * 32 + lane);
-    if (vec) is_kfetch(r, kpass, key_cur, row_bytes, (DCW < dq ? DCW : dq) * EB, lane);
+#pragma unroll
+    for (int k = 0; k < 3; k++) key[k] = is_lane_key(a, t, (warp + k * IS_ROW_WARPS) * 32 + lane);
+    /* slice (fq, fc), fq groups after g, is the next to fetch */
+    fq = fc = 0;
+#pragma unroll
+    for (int k = 0; k < AHEAD; k++)
+      if (k < nit) {
+        if (vec)
+          is_kfetch(r[k], kpass + fc * IS_KCHUNK_BYTES, fq == 0 ? key[0] : key[1], row_bytes,
+                    is_slice_dims(dq, fc, DCW) * EB, lane);
+        if (++fc == nchunk) fc = 0, fq++;
+      }
     for (it = 0, c = 0, g = warp; it < nit; it++) {
-      const int s = g * 32 + lane, nd = DCW < dq - c * DCW ? DCW : dq - c * DCW;
+      const int s = g * 32 + lane, nd = is_slice_dims(dq, c, DCW);
       if (c == 0) {
 #pragma unroll
         for (int h = 0; h < HT; h++)
@@ -138,15 +153,19 @@ static __device__ __forceinline__ void is_row_scores(const is_row_args &a, const
                        : 0.0f;
       }
       if (vec)
-        is_kstore(kbuf, r, nd * EB, lane);
+        is_kstore(kbuf, r[0], nd * EB, lane);
       else
-        is_kcopy<EB>(kbuf, kpass + c * IS_KCHUNK_BYTES, key_cur, row_bytes, nd, lane);
+        is_kcopy<EB>(kbuf, kpass + c * IS_KCHUNK_BYTES, key[0], row_bytes, nd, lane);
       __syncwarp();
-      if (vec && it + 1 < nit) { /* the next slice flies while this one is summed */
-        const int c2 = c + 1 == nchunk ? 0 : c + 1;
-        const int nd2 = DCW < dq - c2 * DCW ? DCW : dq - c2 * DCW;
-        is_kfetch(r, kpass + c2 * IS_KCHUNK_BYTES, c2 == 0 ? key_next : key_cur, row_bytes,
-                  nd2 * EB, lane);
+      if (vec) { /* the next slices fly while this one is summed */
+#pragma unroll
+        for (int k = 0; k + 1 < AHEAD; k++)
+#pragma unroll
+          for (int i = 0; i < 8; i++) r[k][i] = r[k + 1][i];
+        if (it + AHEAD < nit)
+          is_kfetch(r[AHEAD - 1], kpass + fc * IS_KCHUNK_BYTES, fq == 0 ? key[0] : fq == 1 ? key[1] : key[2],
+                    row_bytes, is_slice_dims(dq, fc, DCW) * EB, lane);
+        if (++fc == nchunk) fc = 0, fq++;
       }
       if (EB == 2 && f16)
         is_score_slice<EB, HT, true>(kbuf + lane * IS_KROW_UNITS, qs + c * DCW * HT, nd, a.sqrt_scale, acc);
@@ -163,7 +182,7 @@ static __device__ __forceinline__ void is_row_scores(const is_row_args &a, const
           if (last) {
             if (a.has_bias)
               score = score + is_bias_at(a.bias, a.storage, a.bd0, a.bd1, a.bd2, a.bd3, t.b,
-                                         t.h0 + h, t.qi, key_cur);
+                                         t.h0 + h, t.qi, key[0]);
             if (a.score_trace) a.score_trace[at] = score;
             mloc[h] = nx_maxf(mloc[h], score);
           }
@@ -172,8 +191,9 @@ static __device__ __forceinline__ void is_row_scores(const is_row_args &a, const
       }
       c = 0;
       g += IS_ROW_WARPS;
-      key_cur = key_next;
-      key_next = is_lane_key(a, t, (g + IS_ROW_WARPS) * 32 + lane);
+      fq--;
+      key[0] = key[1], key[1] = key[2];
+      key[2] = is_lane_key(a, t, (g + 2 * IS_ROW_WARPS) * 32 + lane);
     }
   }
 }

@@ -22,7 +22,13 @@ struct is_vplan {
   int piece_s[2], piece_u[2], prob_h, prob_s;
 };
 
-/* Keys of this thread's pieces of stage i: loaded a stage before they are used. */
+/*
+** Keys of this thread's pieces of stage i, loaded IS_VKEYS_AHEAD stages
+** before they are used: a stage's keys are consumed in a few hundred
+** cycles, less than a load from L2 takes, and with the keys loaded one
+** stage ahead the issue of each stage waited for them.
+*/
+#define IS_VKEYS_AHEAD 3
 static __device__ __forceinline__ void is_vkeys(const is_row_args &a, const is_row_tile &t,
                                                 const is_vplan &p, int i, int (&vkey)[2]) {
 #pragma unroll
@@ -106,7 +112,7 @@ static __device__ __forceinline__ void is_row_values(const is_row_args &a, const
   p.pitch = (int)(a.head_size * EB);
   for (d0 = 0; d0 < a.head_size; d0 += IS_ROW_THREADS) {
     float acc[HT];
-    int vkey[2], i;
+    int vkey[IS_VKEYS_AHEAD][2], i; /* the keys of stages i .. i + IS_VKEYS_AHEAD - 1 */
     p.pass = (const unsigned char *)a.present_value + t.kv_base * p.pitch + d0 * EB;
     p.dn = (int)is_min_ll(IS_ROW_THREADS, a.head_size - d0);
     p.row_bytes = p.dn * EB;
@@ -124,7 +130,10 @@ static __device__ __forceinline__ void is_row_values(const is_row_args &a, const
     p.prob_h = p.prob_s < p.keys ? tid / IS_VKEYS : IS_ROW_HEADS;
 #pragma unroll
     for (int h = 0; h < HT; h++) acc[h] = 0.0f;
-    if (vec) is_vkeys(a, t, p, 0, vkey);
+    if (vec) {
+#pragma unroll
+      for (int k = 0; k < IS_VKEYS_AHEAD; k++) is_vkeys(a, t, p, k, vkey[k]);
+    }
     /* step i issues stage i and consumes stage c = i - (IS_VSTAGES - 1) */
     for (i = 0; i < p.stages + IS_VSTAGES - 1; i++) {
       const int c = i - (IS_VSTAGES - 1);
@@ -133,8 +142,12 @@ static __device__ __forceinline__ void is_row_values(const is_row_args &a, const
         __syncthreads();              /* and everyone's */
       }
       if (i < p.stages) {
-        is_vissue<EB, HT>(a, t, p, vec, i, vkey);
-        if (vec) is_vkeys(a, t, p, i + 1, vkey);
+        is_vissue<EB, HT>(a, t, p, vec, i, vkey[0]);
+        if (vec) {
+#pragma unroll
+          for (int k = 0; k + 1 < IS_VKEYS_AHEAD; k++) vkey[k][0] = vkey[k + 1][0], vkey[k][1] = vkey[k + 1][1];
+          is_vkeys(a, t, p, i + IS_VKEYS_AHEAD, vkey[IS_VKEYS_AHEAD - 1]);
+        }
       }
       is_cp_commit(); /* empty groups too: the wait counts groups */
       if (c >= 0 && tid < p.dn) {
