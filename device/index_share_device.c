@@ -200,7 +200,9 @@ static int is_launch_validate(device_index_share *k, const index_share_dims *d,
                   &width,   &bound,        &bound_per_batch, &status,      &latch};
   long long rows = batch * index_heads * q_seq;
   if (rows == 0) return 0;
-  return is_launch(k, IS_K_VALIDATE, is_grid(rows, IS_VALIDATE_THREADS), IS_VALIDATE_THREADS,
+  return is_launch(k, IS_K_VALIDATE,
+                   rows <= IS_VALIDATE_BLOCK_ROWS ? (unsigned long long)rows : is_grid(rows, IS_VALIDATE_THREADS),
+                   IS_VALIDATE_THREADS,
                    args);
 }
 

@@ -5,7 +5,7 @@
 **
 **   index_share_frontier          capacity mode only: valid_len[b] and
 **                                 write_pos[b] from the bias's finite frontier;
-**   index_share_validate_rows     the six index-row rules, a warp or a thread
+**   index_share_validate_rows     the six index-row rules, a block or a thread
 **                                 per row;
 **   index_share_present           growing present: past ++ current, or
 **   index_share_present_capacity  fixed-capacity present: past, with the
@@ -241,8 +241,6 @@ extern "C" __global__ void index_share_present_capacity(const void *past, const 
 /* ---- index-row validation -------------------------------------------------------------- */
 
 #define IS_FULL_MASK 0xffffffffu
-#define IS_VALIDATE_BATCH 8     /* 32-column chunks a warp loads before judging them */
-#define IS_VALIDATE_WARP_ROWS 4 /* most rows a warp takes in warp mode */
 
 /*
 ** Validation of one row (b, h, q) of selected_indices [B, index_heads, Sq,
@@ -296,72 +294,78 @@ static __device__ is_verdict is_validate_serial(const void *indices, int index_i
 }
 
 /*
-** A warp judges 32 columns at once (every lane gets the verdict).  While no
-** column before s broke a rule, each column before s is a value or -1, and
-** after a -1 any value breaks one; so column s's verdict needs only its
-** value, whether a -1 lies before it (a ballot) and, with none, column s -
-** 1's value (a shuffle).  The lowest column judged a violation is the one
-** the serial scan stops at.
+** Column s's verdict when no column before it broke a rule (v its value,
+** not -1; prev column s - 1's; first_pad the row's first -1 column): then
+** each column before s is a value or -1, and after a -1 any value breaks
+** one, so with no -1 before s the serial scan's previous value is column s
+** - 1's.  The lowest column with a verdict is the one the serial scan
+** stops at.
 */
-static __device__ is_verdict is_validate_warp(const void *indices, int index_is_i64,
-                                              long long at, long long width, long long limit) {
-  const int lane = threadIdx.x & 31;
-  const unsigned before = (1u << lane) - 1u; /* the lanes of earlier columns */
-  is_verdict r = {IS_RULE_NONE, -1, 0, 0};
-  long long last = 0, s0; /* last: the value of the column before this chunk */
-  int padding = 0, values = 0;
-  for (s0 = 0; s0 < width && r.rule == IS_RULE_NONE; s0 += 32 * IS_VALIDATE_BATCH) {
-    long long v[IS_VALIDATE_BATCH];
-#pragma unroll
-    for (int j = 0; j < IS_VALIDATE_BATCH; j++) { /* every load before the first verdict */
-      const long long s = s0 + 32 * j + lane;
-      v[j] = s < width ? is_load_index(indices, at + s, index_is_i64) : -1;
+static __device__ __forceinline__ long long is_column_rule(long long v, long long prev, long long s,
+                                                           long long first_pad, long long limit, long long *aux) {
+  *aux = 0;
+  if (v < -1) return IS_RULE_SENTINEL;
+  if (first_pad < s) return IS_RULE_AFTER_PADDING;
+  if (v >= limit) return *aux = limit, IS_RULE_OUT_OF_RANGE;
+  if (s > 0 && v == prev) return *aux = prev, IS_RULE_DUPLICATE;
+  if (s > 0 && v < prev) return *aux = prev, IS_RULE_NOT_INCREASING;
+  return IS_RULE_NONE;
+}
+
+/*
+** A block judges one row, all its columns at once (is_column_rule): the
+** first -1 and then the first violation are block-wide minima.  The verdict
+** is thread 0's.  A warp scanning the row chunk by chunk took 18 us for
+** 2,048 columns, each chunk's verdict waiting on the one before.
+*/
+static __device__ is_verdict is_validate_block(const void *indices, int index_is_i64, long long at,
+                                               long long width, long long limit) {
+  __shared__ unsigned long long first_pad, first_bad;
+  __shared__ int any_value;
+  __shared__ is_verdict verdict;
+  const long long tid = threadIdx.x;
+  long long s, fp, fb, aux;
+  if (tid == 0) first_pad = first_bad = (unsigned long long)width, any_value = 0;
+  __syncthreads();
+  for (s = tid; s < width; s += blockDim.x)
+    if (is_load_index(indices, at + s, index_is_i64) == -1) {
+      atomicMin(&first_pad, (unsigned long long)s);
+      break; /* this thread's later columns cannot be first */
+    } else if (!any_value) {
+      atomicOr(&any_value, 1);
     }
-#pragma unroll
-    for (int j = 0; j < IS_VALIDATE_BATCH; j++) {
-      const long long c0 = s0 + 32 * j, s = c0 + lane;
-      const long long up = __shfl_up_sync(IS_FULL_MASK, v[j], 1), prev = lane ? up : last;
-      const unsigned pads = __ballot_sync(IS_FULL_MASK, s < width && v[j] == -1);
-      long long rule = IS_RULE_NONE, aux = 0;
-      unsigned bad;
-      if (c0 >= width || r.rule != IS_RULE_NONE) break; /* the same in every lane */
-      if (s < width && v[j] != -1) {
-        if (v[j] < -1)
-          rule = IS_RULE_SENTINEL;
-        else if (padding || (pads & before))
-          rule = IS_RULE_AFTER_PADDING;
-        else if (v[j] >= limit)
-          rule = IS_RULE_OUT_OF_RANGE, aux = limit;
-        else if (s > 0 && v[j] == prev)
-          rule = IS_RULE_DUPLICATE, aux = prev;
-        else if (s > 0 && v[j] < prev)
-          rule = IS_RULE_NOT_INCREASING, aux = prev;
-      }
-      bad = __ballot_sync(IS_FULL_MASK, rule != IS_RULE_NONE);
-      if (bad) {
-        const int first = __ffs(bad) - 1;
-        r.rule = __shfl_sync(IS_FULL_MASK, rule, first);
-        r.value = __shfl_sync(IS_FULL_MASK, v[j], first);
-        r.aux = __shfl_sync(IS_FULL_MASK, aux, first);
-        r.column = c0 + first;
-      } else {
-        values |= __ballot_sync(IS_FULL_MASK, s < width && v[j] != -1) != 0;
-        padding |= pads != 0;
-        last = __shfl_sync(IS_FULL_MASK, v[j], 31);
-      }
+  __syncthreads();
+  fp = (long long)first_pad;
+  for (s = tid; s < width; s += blockDim.x) {
+    const long long v = is_load_index(indices, at + s, index_is_i64);
+    const long long prev = s > 0 ? is_load_index(indices, at + s - 1, index_is_i64) : 0;
+    if (v != -1 && is_column_rule(v, prev, s, fp, limit, &aux) != IS_RULE_NONE) {
+      atomicMin(&first_bad, (unsigned long long)s);
+      break;
     }
   }
-  if (r.rule == IS_RULE_NONE && !values) r.rule = IS_RULE_ALL_PADDING;
-  return r;
+  __syncthreads();
+  fb = (long long)first_bad;
+  if (fb < width && fb % blockDim.x == tid) { /* the owner of the first violation says which */
+    const long long v = is_load_index(indices, at + fb, index_is_i64);
+    const long long prev = fb > 0 ? is_load_index(indices, at + fb - 1, index_is_i64) : 0;
+    verdict.rule = is_column_rule(v, prev, fb, fp, limit, &aux);
+    verdict.column = fb, verdict.value = v, verdict.aux = aux;
+  } else if (fb == width && tid == 0) {
+    verdict.rule = any_value ? IS_RULE_NONE : IS_RULE_ALL_PADDING;
+    verdict.column = -1, verdict.value = 0, verdict.aux = 0;
+  }
+  __syncthreads();
+  return verdict;
 }
 
 /*
 ** Every row's record into status, and IS_LATCH_INDEX_BIT atomicOr'ed into
-** *latch on a violation when latch is not NULL (the capturing path).  Few
-** rows (at most IS_VALIDATE_WARP_ROWS a warp of the grid, as in decode
-** steps) take a warp each, since one thread's scan of a long row is a
-** chain of dependent loads; many rows take a thread each, which then keeps
-** every warp busy with fewer instructions.  Blocks must be whole warps.
+** *latch on a violation when latch is not NULL (the capturing path).  When
+** the grid has a block for every row (as the launcher gives decode steps)
+** a block takes a row, since one thread's scan of a long row is a chain of
+** dependent loads; more rows take a thread each, which then keeps every
+** warp busy with fewer instructions.
 */
 extern "C" __global__ void __launch_bounds__(IS_VALIDATE_THREADS)
     index_share_validate_rows(const void *indices, int index_is_i64, long long batch,
@@ -369,17 +373,17 @@ extern "C" __global__ void __launch_bounds__(IS_VALIDATE_THREADS)
                               long long bound, const long long *bound_per_batch,
                               long long *status, unsigned *latch) {
   const long long rows = batch * index_heads * q_seq;
-  const long long threads = (long long)gridDim.x * blockDim.x, warps = threads >> 5;
+  const long long threads = (long long)gridDim.x * blockDim.x;
   const long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-  const int by_warp = rows <= warps * IS_VALIDATE_WARP_ROWS;
-  const long long stride = by_warp ? warps : threads;
+  const int by_block = rows <= gridDim.x;
+  const long long stride = by_block ? rows : threads;
   long long row;
-  for (row = by_warp ? tid >> 5 : tid; row < rows; row += stride) {
+  for (row = by_block ? blockIdx.x : tid; row < rows; row += stride) {
     const long long b = row / (index_heads * q_seq);
     const long long limit = bound_per_batch ? bound_per_batch[b] : bound;
-    const is_verdict r = by_warp ? is_validate_warp(indices, index_is_i64, row * width, width, limit)
-                                 : is_validate_serial(indices, index_is_i64, row * width, width, limit);
-    if (by_warp && (threadIdx.x & 31)) continue;
+    const is_verdict r = by_block ? is_validate_block(indices, index_is_i64, row * width, width, limit)
+                                  : is_validate_serial(indices, index_is_i64, row * width, width, limit);
+    if (by_block && threadIdx.x) continue;
     status[row * IS_STATUS_WORDS + IS_STATUS_RULE] = r.rule;
     status[row * IS_STATUS_WORDS + IS_STATUS_COLUMN] = r.column;
     status[row * IS_STATUS_WORDS + IS_STATUS_VALUE] = r.value;

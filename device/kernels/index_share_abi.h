@@ -19,7 +19,8 @@
 #define IS_FRONTIER_THREADS 256 /* one block per batch */
 #define IS_COPY_THREADS 256     /* present builds: grid-stride over the elements */
 #define IS_COPY_MAX_BLOCKS 2112 /* present builds' grid cap: 16 blocks for each of 132 SMs */
-#define IS_VALIDATE_THREADS 1024 /* a warp (few rows) or a thread per index row, grid-stride */
+#define IS_VALIDATE_THREADS 1024 /* a block (a grid of one a row) or a thread per index row */
+#define IS_VALIDATE_BLOCK_ROWS 65536 /* most rows the launcher gives a block each */
 #define IS_ROW_THREADS 256      /* one block per tile of heads (index_share.cu), tile-stride */
 /*
 ** Most heads a rows block shares its gathered rows among; f16/bf16 only: f32

@@ -69,30 +69,63 @@ static __device__ __forceinline__ float is_value_step(float acc, const float *sr
   return acc;
 }
 
-/* The stage's keys, in order, into this thread's chains acc[h] (dim d0 + tid). */
-template <int EB, int HT, bool F16>
-static __device__ __forceinline__ void is_vconsume(int slot, int kn, int row_bytes, float (&acc)[HT]) {
-  const unsigned char *vb = (const unsigned char *)is_sh.u.value.v[slot] + threadIdx.x * EB;
+/*
+** The stage's keys, in order, into this thread's chains acc[0 .. NHC): heads
+** hb .. hb + NHC - 1 of the tile at dim d0 + dim.
+*/
+template <int EB, int HT, int NHC, bool F16>
+static __device__ __forceinline__ void is_vconsume(int slot, int kn, int row_bytes, int dim, int hb,
+                                                   float (&acc)[HT]) {
+  static_assert(NHC == HT || NHC % 4 == 0, "a split thread's probabilities are whole float4s");
+  const unsigned char *vb = (const unsigned char *)is_sh.u.value.v[slot] + dim * EB;
   const float *pb = (const float *)is_sh.u.value.p[slot];
   int s = 0;
   for (; s + 4 <= kn; s += 4) {
-    float v[4], p[4 * HT];
+    float v[4], p[4 * NHC]; /* p[i * NHC + h]: key s + i, head hb + h */
 #pragma unroll
     for (int i = 0; i < 4; i++) v[i] = is_widen_at<EB, F16>(vb + (s + i) * row_bytes);
+    if constexpr (NHC == HT) { /* 4 keys x HT heads are contiguous */
 #pragma unroll
-    for (int i = 0; i < HT; i++) {
-      const float4 x = ((const float4 *)(pb + s * HT))[i];
-      p[4 * i] = x.x, p[4 * i + 1] = x.y, p[4 * i + 2] = x.z, p[4 * i + 3] = x.w;
+      for (int i = 0; i < HT; i++) {
+        const float4 x = ((const float4 *)(pb + s * HT))[i];
+        p[4 * i] = x.x, p[4 * i + 1] = x.y, p[4 * i + 2] = x.z, p[4 * i + 3] = x.w;
+      }
+    } else {
+#pragma unroll
+      for (int i = 0; i < 4; i++)
+#pragma unroll
+        for (int q = 0; q < NHC / 4; q++) {
+          const float4 x = *(const float4 *)(pb + (s + i) * HT + hb + 4 * q);
+          p[i * NHC + 4 * q] = x.x, p[i * NHC + 4 * q + 1] = x.y;
+          p[i * NHC + 4 * q + 2] = x.z, p[i * NHC + 4 * q + 3] = x.w;
+        }
     }
 #pragma unroll
     for (int i = 0; i < 4; i++)
 #pragma unroll
-      for (int h = 0; h < HT; h++) acc[h] = is_value_step(acc[h], p, i * HT + h, v[i]);
+      for (int h = 0; h < NHC; h++) acc[h] = is_value_step(acc[h], p, i * NHC + h, v[i]);
   }
   for (; s < kn; s++) {
     const float v = is_widen_at<EB, F16>(vb + s * row_bytes);
 #pragma unroll
-    for (int h = 0; h < HT; h++) acc[h] = is_value_step(acc[h], pb, s * HT + h, v);
+    for (int h = 0; h < NHC; h++) acc[h] = is_value_step(acc[h], pb, s * HT + hb + h, v);
+  }
+}
+
+/* The thread's consume of stage c (kn keys): one kind and head split, chosen at run time. */
+template <int EB, int HT>
+static __device__ __forceinline__ void is_vconsume_any(int slot, int kn, int row_bytes, int dim, int hb, bool split,
+                                                       bool f16, float (&acc)[HT]) {
+  constexpr int HALF = HT % 8 == 0 ? HT / 2 : HT; /* a split thread's heads: whole float4s */
+  if (HALF < HT && split) {
+    if (EB == 2 && f16)
+      is_vconsume<EB, HT, HALF, true>(slot, kn, row_bytes, dim, hb, acc);
+    else
+      is_vconsume<EB, HT, HALF, false>(slot, kn, row_bytes, dim, hb, acc);
+  } else if (EB == 2 && f16) {
+    is_vconsume<EB, HT, HT, true>(slot, kn, row_bytes, dim, 0, acc);
+  } else {
+    is_vconsume<EB, HT, HT, false>(slot, kn, row_bytes, dim, 0, acc);
   }
 }
 
@@ -100,7 +133,11 @@ static __device__ __forceinline__ void is_vconsume(int slot, int kn, int row_byt
 ** y[h][d] = sum over s ascending of p_s * v_s[d]; a masked head's y is +0.
 ** The ring: stage c is consumed after a barrier that also tells that every
 ** thread is done with stage c - 1, whose slot the copies issued next (stage
-** c + IS_VSTAGES - 1) overwrite.
+** c + IS_VSTAGES - 1) overwrite.  Thread t owns dim t % dn of a pass of dn
+** dims; when two passes' worth of threads exist (dn <= IS_ROW_THREADS / 2)
+** and the tile has 8 heads, threads t < dn own heads 0..3 and the next dn
+** threads heads 4..7, so that no warp waits out the pass at the barrier:
+** each chain is still one thread's, in key order.
 */
 template <int EB, int HT>
 static __device__ __forceinline__ void is_row_values(const is_row_args &a, const is_row_tile &t,
@@ -119,6 +156,9 @@ static __device__ __forceinline__ void is_row_values(const is_row_args &a, const
     p.keys = IS_VSTAGE_BYTES / p.row_bytes < IS_VKEYS ? IS_VSTAGE_BYTES / p.row_bytes : IS_VKEYS;
     p.units = p.row_bytes / 16;
     p.stages = (valid + p.keys - 1) / p.keys;
+    const bool split = HT % 8 == 0 && 2 * p.dn <= IS_ROW_THREADS;
+    const int dim = split ? tid % p.dn : tid, hb = split && tid >= p.dn ? HT / 2 : 0, nhc = split ? HT / 2 : HT;
+    const bool consumer = tid < (split ? 2 * p.dn : p.dn);
 #pragma unroll
     for (int j = 0; j < 2; j++) {
       const int idx = tid + IS_ROW_THREADS * j;
@@ -150,22 +190,19 @@ static __device__ __forceinline__ void is_row_values(const is_row_args &a, const
         }
       }
       is_cp_commit(); /* empty groups too: the wait counts groups */
-      if (c >= 0 && tid < p.dn) {
+      if (c >= 0 && consumer) {
         const int kn = valid - c * p.keys < p.keys ? valid - c * p.keys : p.keys;
-        if (EB == 2 && f16)
-          is_vconsume<EB, HT, true>(c % IS_VSTAGES, kn, p.row_bytes, acc);
-        else
-          is_vconsume<EB, HT, false>(c % IS_VSTAGES, kn, p.row_bytes, acc);
+        is_vconsume_any<EB, HT>(c % IS_VSTAGES, kn, p.row_bytes, dim, hb, split, f16, acc);
       }
     }
     is_cp_wait<0>();
     __syncthreads(); /* the ring is free for the next pass or tile */
-    if (tid < p.dn) {
+    if (consumer) {
 #pragma unroll
       for (int h = 0; h < HT; h++)
-        if (h < t.nh)
-          is_store(a.y, (t.row0 + h * a.q_seq) * a.head_size + d0 + tid,
-                   is_sh.masked[h] ? 0.0f : acc[h], a.storage);
+        if (h < nhc && hb + h < t.nh)
+          is_store(a.y, (t.row0 + (hb + h) * a.q_seq) * a.head_size + d0 + dim,
+                   is_sh.masked[hb + h] ? 0.0f : acc[h], a.storage);
     }
   }
 }
