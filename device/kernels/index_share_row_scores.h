@@ -258,11 +258,11 @@ static __device__ __forceinline__ float is_serial_sum(const float *e, int n, flo
 ** float4 reads hit distinct banks.  Head h's row is srow0 + h * head_pitch.
 ** A thread loads IS_EXP_BATCH of its scores before it exps any: one at a
 ** time, each waited out a load from L2 (a quarter of the time of 8-head
-** tiles).
+** tiles; batches of 8 spilled at the 128-register cap).
 ** Not inlined (one copy of nx_expf), so it takes values: a reference to the
 ** kernel's arguments would keep them in local memory for the whole kernel.
 */
-#define IS_EXP_BATCH 8
+#define IS_EXP_BATCH 4
 static __device__ __noinline__ void is_row_exps(float *srow0, long long head_pitch, long long valid, int nh,
                                                 int E) {
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;

@@ -22,18 +22,28 @@ struct is_vplan {
   int piece_s[2], piece_u[2], prob_h, prob_s;
 };
 
-/*
-** Keys of this thread's pieces of stage i, loaded IS_VKEYS_AHEAD stages
-** before they are used: a stage's keys are consumed in a few hundred
-** cycles, less than a load from L2 takes, and with the keys loaded one
-** stage ahead the issue of each stage waited for them.
-*/
-#define IS_VKEYS_AHEAD 3
-static __device__ __forceinline__ void is_vkeys(const is_row_args &a, const is_row_tile &t,
-                                                const is_vplan &p, int i, int (&vkey)[2]) {
+/* Stage i's index words into key slot i % IS_VKEY_SLOTS by cp.async: warp 0, a lane a key. */
+static __device__ __forceinline__ void is_vkeys_copy(const is_row_args &a, const is_row_tile &t, const is_vplan &p,
+                                                     int i) {
+  const int s = threadIdx.x;
+  const long long k = (long long)i * p.keys + s;
+  long long *slot = is_sh.u.value.keys[i % IS_VKEY_SLOTS];
+  if (s >= p.keys || k >= t.valid) return;
+  if (a.index_is_i64)
+    is_cp8(slot + s, (const long long *)a.indices + t.irow + k);
+  else
+    is_cp4((int *)slot + s, (const int *)a.indices + t.irow + k);
+}
+
+/* The clamped keys of this thread's pieces of stage i, from its key slot; row 0 past the selections. */
+static __device__ __forceinline__ void is_vkeys(const is_row_args &a, const is_row_tile &t, const is_vplan &p,
+                                                int i, int (&vkey)[2]) {
+  const long long *slot = is_sh.u.value.keys[i % IS_VKEY_SLOTS];
 #pragma unroll
   for (int j = 0; j < 2; j++)
-    vkey[j] = p.piece_s[j] < p.keys ? is_lane_key(a, t, i * p.keys + p.piece_s[j]) : 0;
+    vkey[j] = p.piece_s[j] < p.keys && (long long)i * p.keys + p.piece_s[j] < t.valid
+                  ? (int)is_key_at(slot, p.piece_s[j], a.index_is_i64, a.cache_seq)
+                  : 0;
 }
 
 /* Stage i into ring slot i % IS_VSTAGES: value row slices, then probabilities [key][head]. */
@@ -149,7 +159,7 @@ static __device__ __forceinline__ void is_row_values(const is_row_args &a, const
   p.pitch = (int)(a.head_size * EB);
   for (d0 = 0; d0 < a.head_size; d0 += IS_ROW_THREADS) {
     float acc[HT];
-    int vkey[IS_VKEYS_AHEAD][2], i; /* the keys of stages i .. i + IS_VKEYS_AHEAD - 1 */
+    int vkey[2], i;
     p.pass = (const unsigned char *)a.present_value + t.kv_base * p.pitch + d0 * EB;
     p.dn = (int)is_min_ll(IS_ROW_THREADS, a.head_size - d0);
     p.row_bytes = p.dn * EB;
@@ -170,9 +180,11 @@ static __device__ __forceinline__ void is_row_values(const is_row_args &a, const
     p.prob_h = p.prob_s < p.keys ? tid / IS_VKEYS : IS_ROW_HEADS;
 #pragma unroll
     for (int h = 0; h < HT; h++) acc[h] = 0.0f;
-    if (vec) {
-#pragma unroll
-      for (int k = 0; k < IS_VKEYS_AHEAD; k++) is_vkeys(a, t, p, k, vkey[k]);
+    if (vec) { /* the first stages' keys, waited for once */
+      for (int k = 0; k < IS_VKEYS_AHEAD; k++) is_vkeys_copy(a, t, p, k);
+      is_cp_commit();
+      is_cp_wait<0>();
+      __syncthreads();
     }
     /* step i issues stage i and consumes stage c = i - (IS_VSTAGES - 1) */
     for (i = 0; i < p.stages + IS_VSTAGES - 1; i++) {
@@ -181,13 +193,10 @@ static __device__ __forceinline__ void is_row_values(const is_row_args &a, const
         is_cp_wait<IS_VSTAGES - 2>(); /* this thread's copies of stage c have landed */
         __syncthreads();              /* and everyone's */
       }
-      if (i < p.stages) {
-        is_vissue<EB, HT>(a, t, p, vec, i, vkey[0]);
-        if (vec) {
-#pragma unroll
-          for (int k = 0; k + 1 < IS_VKEYS_AHEAD; k++) vkey[k][0] = vkey[k + 1][0], vkey[k][1] = vkey[k + 1][1];
-          is_vkeys(a, t, p, i + IS_VKEYS_AHEAD, vkey[IS_VKEYS_AHEAD - 1]);
-        }
+      if (i < p.stages) { /* stage i's key words landed in the group of step i - IS_VKEYS_AHEAD */
+        if (vec) is_vkeys(a, t, p, i, vkey);
+        is_vissue<EB, HT>(a, t, p, vec, i, vkey);
+        if (vec) is_vkeys_copy(a, t, p, i + IS_VKEYS_AHEAD);
       }
       is_cp_commit(); /* empty groups too: the wait counts groups */
       if (c >= 0 && consumer) {

@@ -52,12 +52,22 @@
 #define IS_VSTAGES 5        /* value ring depth: 4 stages in flight cover L2 latency */
 #define IS_VSTAGE_BYTES 8192
 #define IS_VKEYS 32 /* most keys a value stage holds */
+/*
+** The index words of a value stage's keys are copied into shared memory
+** IS_VKEYS_AHEAD stages before its rows (index_share_row_values.h): loaded
+** into registers instead, and moved along a register ring, each move waited
+** for its load, and the stages' issue with it.  Slots: a stage's words are
+** overwritten IS_VKEY_SLOTS stages on, past a barrier after their last use.
+*/
+#define IS_VKEYS_AHEAD (IS_VSTAGES - 1)
+#define IS_VKEY_SLOTS 8
 
 static_assert(IS_ROW_THREADS % 32 == 0 && IS_ROW_HEADS <= 32, "warp 0 sums a head a lane");
 static_assert(IS_ROW_HEADS * IS_VKEYS <= IS_ROW_THREADS, "a probability a thread a stage");
 static_assert(IS_VSTAGE_BYTES / 16 <= 2 * IS_ROW_THREADS, "two 16-byte pieces a thread a stage");
 static_assert(IS_ROW_THREADS * 4 <= IS_VSTAGE_BYTES, "a stage holds a key of a pass");
 static_assert(IS_EBUF_FLOATS / IS_ROW_HEADS % 8 == 0, "exp rows 4 mod 8 floats apart");
+static_assert(IS_VKEY_SLOTS >= 2 * IS_VKEYS_AHEAD, "a key slot is rewritten past a barrier after its last read");
 static_assert(IS_QS_FLOATS / IS_ROW_HEADS % 64 == 0, "q passes end on whole key slices");
 
 /* The kernel's parameter block (index_share_abi.h), which every phase reads. */
@@ -81,6 +91,7 @@ struct is_row_shared {
     struct {
       uint4 v[IS_VSTAGES][IS_VSTAGE_BYTES / 16];
       float4 p[IS_VSTAGES][IS_VKEYS * IS_ROW_HEADS / 4];
+      long long keys[IS_VKEY_SLOTS][IS_VKEYS]; /* raw index words, i32 or i64 */
     } value;
   } u;
   float wmax[IS_ROW_WARPS][IS_ROW_HEADS];
@@ -158,6 +169,11 @@ static __device__ __forceinline__ void is_cp16(void *dst, const void *src) {
 static __device__ __forceinline__ void is_cp4(void *dst, const void *src) {
   const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
   asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(d), "l"(src) : "memory");
+}
+
+static __device__ __forceinline__ void is_cp8(void *dst, const void *src) {
+  const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"(d), "l"(src) : "memory");
 }
 
 static __device__ __forceinline__ void is_cp_commit() {
