@@ -31,9 +31,11 @@
 **   exps    in parallel into the scores row and a shared buffer; lane h of
 **           warp 0 adds head h's exps in column order from shared memory.
 **   probs   in parallel, e_s * inv, into the scores row (the payload).
-**   values  thread d owns y[h][d] for every head of the tile; the value
-**           rows and the probabilities stream through a ring of IS_VSTAGES
-**           shared stages filled by cp.async, keys in order.
+**   values  thread d owns y[h][d] for every head of the tile (for half of
+**           an 8-head tile's heads when the block has two threads a dim);
+**           the value rows and the probabilities stream through a ring of
+**           IS_VSTAGES shared stages filled by cp.async, keys in order,
+**           their index words copied IS_VKEYS_AHEAD stages earlier.
 **
 ** The block must have IS_ROW_THREADS threads; any grid works (tile stride).
 **
