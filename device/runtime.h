@@ -142,7 +142,10 @@ int device_graph_replay(device_runtime *rt, device_graph *g);
 ** word), the events and the launch are queued behind it, then the host
 ** releases it: the figure is the GPU's run of the graph alone.  *gave_up is
 ** 1 when the hold stopped waiting (DEVICE_HOLD_LIMIT_NS) before the release,
-** so that figure includes the submission after all; else 0.
+** so that figure includes the submission after all; else 0.  Either way the
+** stop event is queued right behind the graph and the host syncs after it:
+** the timer of schema 4's figures recorded its stop event only once the
+** host's sync on the replay had returned, about 5 us after the graph ended.
 */
 #define DEVICE_HOLD_LIMIT_NS 100000000ull /* 100 ms */
 int device_graph_time(device_runtime *rt, device_graph *g, int held, float *ms, int *gave_up);

@@ -43,9 +43,11 @@ typedef struct bench_record {
 
 /*
 ** How a replay is timed (device_graph_time): held, the default, brackets
-** the GPU's run of the graph alone; submit, the figures of bench rows
-** before 2026-12-03, also counts the host's cudaGraphLaunch (about 4-8 us
-** on an H200 host).  Each bench row records which (column timing).
+** the GPU's run of the graph alone; submit also counts the host's
+** cudaGraphLaunch (0.5-1 us on the H200 hosts).  Each bench row records
+** which (column timing; rows before schema 5 read 'sync': their stop event
+** was recorded after the host had synchronised on the replay, about 5 us
+** later than the graph's end).
 */
 typedef enum bench_timing { BENCH_TIMING_HELD, BENCH_TIMING_SUBMIT } bench_timing;
 

@@ -44,7 +44,10 @@ static const char bench_help[] =
     "while the host queues the start event, the graph and the stop event, then\n"
     "releases it: a figure is the GPU's run of the graph alone.  --timing submit\n"
     "records the start event on the idle stream, so a figure also counts the\n"
-    "host's cudaGraphLaunch (a few us; every figure before schema 5 was taken so).\n\n"
+    "host's cudaGraphLaunch (0.5-1 us on an H200 host).  Profile with submit: a\n"
+    "profiler that serialises launches would leave the hold spinning to its limit.\n"
+    "(Rows recorded before schema 5 are timing 'sync': their stop event followed\n"
+    "the host's wait for the replay, about 5 us after the graph ended.)\n\n"
     "With a GPU the figures are recorded in the results store (--db, default\n"
     "bitgate.db): a run of suite 'bench' and one row of table bench per line and\n"
     "variant.  Without one only the oracle's times and the floors print.\n\n" EXIT_CODES_HELP;

@@ -179,13 +179,15 @@ static const char store_schema_v4[] =
 ** Version 4 -> 5: bench.timing, how the row's replays were timed
 ** (harness/bench.h bench_timing): 'held', the GPU's run of the graph alone,
 ** behind a kernel that holds the stream while the host queues the replay;
-** or 'submit', which also counts the host's cudaGraphLaunch, as every row
-** before this version did (hence their default).  A series is now (kernel,
-** variant, shape, timing): the two timings differ by microseconds.
+** 'submit', which also counts the host's cudaGraphLaunch; or 'sync', every
+** row before this version (hence their default): the stop event was
+** recorded only after the host had synchronised on the replay, so its
+** figures also count the host's wake-up and the stop event's own launch,
+** about 5 us more.  A series is now (kernel, variant, shape, timing).
 */
 static const char store_schema_v5[] =
-  "ALTER TABLE bench ADD COLUMN timing TEXT NOT NULL DEFAULT 'submit'"
-  " CHECK (timing IN ('held', 'submit'));\n"
+  "ALTER TABLE bench ADD COLUMN timing TEXT NOT NULL DEFAULT 'sync'"
+  " CHECK (timing IN ('held', 'submit', 'sync'));\n"
   "DROP INDEX bench_by_series;\n"
   "CREATE INDEX bench_by_series ON bench (kernel, variant, shape, timing);\n"
   "PRAGMA user_version = 5;\n";

@@ -117,8 +117,8 @@ Test(bench_store, migrates_from_version_3_keeping_data) {
   store_close(s);
 }
 
-Test(bench_store, migrates_from_version_4_old_rows_timed_with_the_submit) {
-  /* Every figure before schema 5 counted the host's cudaGraphLaunch: they read 'submit'. */
+Test(bench_store, migrates_from_version_4_old_rows_timed_after_the_sync) {
+  /* Every figure before schema 5 stopped its clock after the host's sync: they read 'sync'. */
   const char *path = tmp_path(0, "v4.db");
   store_bench_row r = row_step("b=1 pos=4096");
   sqlite3 *raw = NULL;
@@ -137,7 +137,7 @@ Test(bench_store, migrates_from_version_4_old_rows_timed_with_the_submit) {
 
   store *s = store_open_ok(path);
   cr_assert_eq(store_schema_version(s), 5);
-  cr_assert_eq(sql_int(s, "SELECT count(*) FROM bench WHERE run_id = 3 AND timing = 'submit'"), 1);
+  cr_assert_eq(sql_int(s, "SELECT count(*) FROM bench WHERE run_id = 3 AND timing = 'sync'"), 1);
   cr_assert_eq(store_bench_put(s, 3, &r), 0, "%s", store_errmsg(s));
   cr_assert_eq(sql_int(s, "SELECT count(*) FROM bench WHERE run_id = 3 AND timing = 'held'"), 1);
   cr_assert_eq(sql_int(s, "SELECT count(*) FROM pragma_index_info('bench_by_series') WHERE name = 'timing'"), 1,
