@@ -252,6 +252,8 @@ Test(bench_store, db_merge_carries_bench_rows) {
   cr_assert_eq(sql_int(out, "SELECT count(*) FROM bench b JOIN runs r ON r.id = b.run_id WHERE r.host = 'h-in'"
                             " AND b.shape = 'b=1 pos=4096' AND b.id < (SELECT id FROM bench WHERE run_id = r.id"
                             " AND shape = 'b=1 pos=65536')"), 1, "input order not kept");
+  cr_assert_eq(sql_int(out, "SELECT count(*) FROM bench b JOIN runs r ON r.id = b.run_id"
+                            " WHERE r.host = 'h-in' AND b.timing = 'held'"), 2, "timing not carried");
 
   cr_assert_eq(store_merge_check(out, in_path), 0, "%s", store_errmsg(out));
   cr_assert_eq(store_merge_copy(out, in_path, &ms), 0, "%s", store_errmsg(out));
