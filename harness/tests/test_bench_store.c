@@ -83,25 +83,28 @@ static store_bench_row row_step(const char *shape) {
   return r;
 }
 
+/* A file at schema version `version` (its first migrations run by hand), then seed_sql. */
+static void file_at_version(const char *path, int version, const char *seed_sql) {
+  sqlite3 *raw = NULL;
+  int i;
+  cr_assert_eq(sqlite3_open(path, &raw), SQLITE_OK);
+  for (i = 0; i < version; i++)
+    cr_assert_eq(sqlite3_exec(raw, store_schema_migrations[i], NULL, NULL, NULL), SQLITE_OK, "migration %d: %s", i,
+                 sqlite3_errmsg(raw));
+  cr_assert_eq(sqlite3_exec(raw, seed_sql, NULL, NULL, NULL), SQLITE_OK, "%s", sqlite3_errmsg(raw));
+  sqlite3_close(raw);
+}
+
 Test(bench_store, migrates_from_version_3_keeping_data) {
   /* A version-3 file with a run, a case and a result: kept, and bench rows can join the old run. */
   const char *path = tmp_path(0, "v3.db");
   store_bench_row r = row_step("b=1 pos=4096");
-  sqlite3 *raw = NULL;
-  int i;
-  cr_assert_eq(sqlite3_open(path, &raw), SQLITE_OK);
-  for (i = 0; i < 3; i++)
-    cr_assert_eq(sqlite3_exec(raw, store_schema_migrations[i], NULL, NULL, NULL), SQLITE_OK, "migration %d: %s", i,
-                 sqlite3_errmsg(raw));
-  cr_assert_eq(sqlite3_exec(raw,
-                            "INSERT INTO runs (id, started_at, suite) VALUES (7, 'then', 'gate');"
-                            "INSERT INTO cases (id, op, family, spec) VALUES ('is.valid.00000001', 'IndexShare',"
-                            " 'valid', 'op=is seed=1');"
-                            "INSERT INTO results (run_id, case_id, lane, step, status, recorded_at, stage) VALUES"
-                            " (7, 'is.valid.00000001', 'eager', 0, 'mismatch', 'then', 'Scores')",
-                            NULL, NULL, NULL),
-               SQLITE_OK, "%s", sqlite3_errmsg(raw));
-  sqlite3_close(raw);
+  file_at_version(path, 3,
+                  "INSERT INTO runs (id, started_at, suite) VALUES (7, 'then', 'gate');"
+                  "INSERT INTO cases (id, op, family, spec) VALUES ('is.valid.00000001', 'IndexShare',"
+                  " 'valid', 'op=is seed=1');"
+                  "INSERT INTO results (run_id, case_id, lane, step, status, recorded_at, stage) VALUES"
+                  " (7, 'is.valid.00000001', 'eager', 0, 'mismatch', 'then', 'Scores')");
 
   store *s = store_open_ok(path);
   cr_assert_eq(store_schema_version(s), STORE_SCHEMA_VERSION);
@@ -121,19 +124,10 @@ Test(bench_store, migrates_from_version_4_old_rows_timed_after_the_sync) {
   /* Every figure before schema 5 stopped its clock after the host's sync: they read 'sync'. */
   const char *path = tmp_path(0, "v4.db");
   store_bench_row r = row_step("b=1 pos=4096");
-  sqlite3 *raw = NULL;
-  int i;
-  cr_assert_eq(sqlite3_open(path, &raw), SQLITE_OK);
-  for (i = 0; i < 4; i++)
-    cr_assert_eq(sqlite3_exec(raw, store_schema_migrations[i], NULL, NULL, NULL), SQLITE_OK, "migration %d: %s", i,
-                 sqlite3_errmsg(raw));
-  cr_assert_eq(sqlite3_exec(raw,
-                            "INSERT INTO runs (id, started_at, suite) VALUES (3, 'then', 'bench');"
-                            "INSERT INTO bench (run_id, kernel, variant, shape, median_us, runs, recorded_at)"
-                            " VALUES (3, 'csa4 decode step', 'fast', 'b=1 pos=4096', 110.5, 20, 'then')",
-                            NULL, NULL, NULL),
-               SQLITE_OK, "%s", sqlite3_errmsg(raw));
-  sqlite3_close(raw);
+  file_at_version(path, 4,
+                  "INSERT INTO runs (id, started_at, suite) VALUES (3, 'then', 'bench');"
+                  "INSERT INTO bench (run_id, kernel, variant, shape, median_us, runs, recorded_at)"
+                  " VALUES (3, 'csa4 decode step', 'fast', 'b=1 pos=4096', 110.5, 20, 'then')");
 
   store *s = store_open_ok(path);
   cr_assert_eq(store_schema_version(s), 5);
