@@ -17,7 +17,7 @@
 /* ---------------------------------------------------------------- names */
 
 const char *const is_family_names[IS_FAMILY_COUNT] = {
-    "is.valid", "is.indexviol", "is.bias", "is.capfront", "is.masked", "is.contract", "is.numeric"};
+    "is.valid", "is.indexviol", "is.bias", "is.capfront", "is.masked", "is.contract", "is.numeric", "is.tiles"};
 static const char *const fill_names[] = {"none", "neginf", "posinf", "nan", "mixed"};
 static const char *const special_names[] = {"none", "huge", "subnormal", "nan", "inf", "mixed"};
 const char *const is_ck_names[IS_CK_COUNT] = {

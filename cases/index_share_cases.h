@@ -41,7 +41,7 @@
 **                 (is_contract_kind below lists them): rank:key,
 **                 dtype:indices:f32, inputs:8, outputs:2, kv_not_divisor...
 **
-**   Other families have no knobs: is.valid, is.bias.  Every family except
+**   Other families have no knobs: is.valid, is.bias, is.tiles.  Every family except
 **   is.bias (whose shapes may not broadcast) and is.contract (whose
 **   violation is the KIND) describes an operator-valid configuration, and
 **   the parser checks that.  is.capfront may carry vlen 0, which makes every
@@ -95,6 +95,7 @@ typedef enum is_family {
   IS_FAMILY_MASKED,
   IS_FAMILY_CONTRACT,
   IS_FAMILY_NUMERIC,
+  IS_FAMILY_TILES,
   IS_FAMILY_COUNT
 } is_family;
 
@@ -251,7 +252,8 @@ int cases_is_plant(const is_case *c, tensor *indices, int rule, long long b, lon
 
 /*
 ** Emits `count` canonical specs of family ("is.valid", "is.indexviol",
-** "is.bias", "is.capfront", "is.masked", "is.contract", "is.numeric"),
+** "is.bias", "is.capfront", "is.masked", "is.contract", "is.numeric",
+** "is.tiles"),
 ** cycling through the family's combinations (cases_is_family_combos) and
 ** drawing the rest of each configuration from (seed, case number).  The
 ** number emitted, or -1 for an unknown family.

@@ -310,12 +310,39 @@ static void gen_numeric(is_case *c, cases_rng *r, long long i, int nightly) {
   c->num_rate = (int)pick(r, rates, 4);
 }
 
+/*
+** is.tiles: the shapes that make the fast rows kernel share gathered rows
+** among 8-head tiles (index_share_rows; device/index_share_device.c's
+** tile_heads): 16-bit dtype x head size (256: no split of the value pass)
+** x group (8: whole tiles; 12: a whole and a half tile a kv head) x
+** present, one index row for all heads, and more (b, head, query) rows
+** than the launcher's IS_ROW_WAVE_TILES (132).  The other families' heads
+** stay below it, so that without this one no gate case ran those tiles.
+*/
+#define IS_TILES_MIN_ROWS 133
+static void gen_tiles(is_case *c, cases_rng *r, long long i, int nightly) {
+  static const long long hs[] = {32, 64, 128, 256}, groups[] = {8, 12}, sqs[] = {1, 2, 4};
+  long long j = i % 48, variant = j / 16;
+  gen_dims(c, r, IS_FAMILY_TILES, groups[j / 8 % 2], nightly);
+  c->dt = j % 2 ? DTYPE_BF16 : DTYPE_F16;
+  c->head_size = hs[j / 2 % 4];
+  c->index_heads = 1;
+  c->q_seq = pick(r, sqs, 3);
+  c->current_seq = coin(r, 70) ? c->q_seq : cases_rng_next_range(r, 1, 4);
+  c->batch = (IS_TILES_MIN_ROWS + c->num_heads * c->q_seq - 1) / (c->num_heads * c->q_seq) +
+             cases_rng_next_range(r, 0, 1);
+  c->past_seq = variant ? cases_rng_next_range(r, 1, past_max(nightly)) : 0;
+  gen_present(c, (int)variant);
+  if (c->capacity || coin(r, 70)) gen_bias_random(c, r);
+  if (c->capacity) gen_vlens(c, r, 1);
+}
+
 typedef void (*family_gen_fn)(is_case *c, cases_rng *r, long long i, int nightly);
 static const family_gen_fn family_gens[IS_FAMILY_COUNT] = {gen_valid,  gen_indexviol, gen_bias_family, gen_capfront,
-                                                           gen_masked, gen_contract,  gen_numeric};
+                                                           gen_masked, gen_contract,  gen_numeric,     gen_tiles};
 
 int cases_is_family_combos(const char *family) {
-  static const int combos[IS_FAMILY_COUNT] = {180, 192, 110, 72, 48, 0, 60};
+  static const int combos[IS_FAMILY_COUNT] = {180, 192, 110, 72, 48, 0, 60, 48};
   int f = spec_name_lookup(is_family_names, IS_FAMILY_COUNT, family);
   if (f < 0) return -1;
   return f == IS_FAMILY_CONTRACT ? contract_entries() : combos[f];

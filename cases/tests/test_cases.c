@@ -173,10 +173,10 @@ Test(cases_rng, helpers_stay_in_range) {
 /* ------------------------------------------------------- spec grammar */
 
 Test(cases_spec, round_trip_every_family) {
-  static const char *const families[] = {"is.valid", "is.indexviol", "is.bias", "is.capfront",
-                                         "is.masked", "is.contract", "is.numeric"};
+  static const char *const families[] = {"is.valid",  "is.indexviol", "is.bias",    "is.capfront",
+                                         "is.masked", "is.contract",  "is.numeric", "is.tiles"};
   int f, i;
-  for (f = 0; f < 7; f++) {
+  for (f = 0; f < 8; f++) {
     spec_set s = {0};
     int combos = cases_is_family_combos(families[f]);
     cr_assert(combos > 0);
@@ -590,12 +590,12 @@ static void expect_unique_ids(const spec_set *s, const char *what) {
 }
 
 Test(cases_suite, ids_unique_and_every_family_present) {
-  static const char *const families[] = {"is.valid", "is.indexviol", "is.bias", "is.capfront",
-                                         "is.masked", "is.contract", "is.numeric"};
+  static const char *const families[] = {"is.valid",  "is.indexviol", "is.bias",    "is.capfront",
+                                         "is.masked", "is.contract",  "is.numeric", "is.tiles"};
   spec_set s = generated_suite();
   int f, i;
   expect_unique_ids(&s, "generated gate suite");
-  for (f = 0; f < 7; f++) {
+  for (f = 0; f < 8; f++) {
     char prefix[64];
     int n = 0;
     snprintf(prefix, sizeof prefix, "family=%s ", families[f]);
