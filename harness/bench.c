@@ -66,6 +66,12 @@ int bench_outputs_match(device_io *io, const tensor *ref, int n_out, char *err, 
 
 const char *bench_timing_name(bench_timing t) { return t == BENCH_TIMING_SUBMIT ? "submit" : "held"; }
 
+int bench_timing_parse(const char *name, bench_timing *t) {
+  if (!strcmp(name, "held")) return *t = BENCH_TIMING_HELD, 0;
+  if (!strcmp(name, "submit")) return *t = BENCH_TIMING_SUBMIT, 0;
+  return -1;
+}
+
 int bench_replays(const bench_opts *o, device_runtime *rt, device_graph *g, float *median_us, float *min_us,
                   char *err, size_t len) {
   const int held = o->timing == BENCH_TIMING_HELD;
@@ -134,7 +140,8 @@ void bench_line_emit(const bench_opts *o, const bench_line *l) {
   for (v = 0; v < DEVICE_VARIANT_COUNT && o->rec && o->rec->db; v++) {
     const bench_time *t = &l->t[v];
     store_bench_row row = {.kernel = l->kernel, .variant = device_variant_name((device_variant)v),
-                           .shape = l->shape, .timing = bench_timing_name(o->timing), .median_us = t->median_us, .min_us = t->min_us, .runs = o->runs,
+                           .shape = l->shape, .timing = bench_timing_name(o->timing), .median_us = t->median_us,
+                           .min_us = t->min_us, .runs = o->runs,
                            .oracle_ms = l->oracle_ms,
                            .floor_fraction = t->median_us > 0 && floor_us > 0 ? floor_us / t->median_us : -1};
     if (!t->have) continue;

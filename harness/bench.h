@@ -51,8 +51,9 @@ typedef struct bench_record {
 */
 typedef enum bench_timing { BENCH_TIMING_HELD, BENCH_TIMING_SUBMIT } bench_timing;
 
-/* "held" or "submit". */
+/* "held" or "submit"; and back: 0, or -1 for another name. */
 const char *bench_timing_name(bench_timing t);
+int bench_timing_parse(const char *name, bench_timing *t);
 
 /* What a bench command was asked for. */
 typedef struct bench_opts {

@@ -11,8 +11,9 @@
 **
 ** With a GPU the figures are also recorded (issue 8 item 2): a run of suite
 ** 'bench' with its provenance, one bench row per line and variant (schema
-** 4; with its timing, schema 5), then the run's end with the exit code.  Without a GPU there is no
-** device figure, so nothing is recorded and the database is not opened.  A
+** 4; with its timing, schema 5), then the run's end with the exit code.
+** Without a GPU there is no device figure, so nothing is recorded and the
+** database is not opened.  A
 ** row that cannot be stored ends the run as 'error', exit code ENV.
 */
 #include "harness/bench.h"
@@ -78,9 +79,8 @@ int cmd_bench(int argc, char **argv) {
       else return cli_usage_error("bench", "--variant '%s': expected fast, reference or both", v);
     } else if ((r = cli_option_value("bench", argc, argv, &i, "--timing", &v)) != 0) {
       if (r < 0) return EXIT_CODE_USAGE;
-      if (!strcmp(v, "held")) o.timing = BENCH_TIMING_HELD;
-      else if (!strcmp(v, "submit")) o.timing = BENCH_TIMING_SUBMIT;
-      else return cli_usage_error("bench", "--timing '%s': expected held or submit", v);
+      if (bench_timing_parse(v, &o.timing) != 0)
+        return cli_usage_error("bench", "--timing '%s': expected held or submit", v);
     } else if ((r = cli_option_value("bench", argc, argv, &i, "--filter", &o.filter)) != 0) {
       if (r < 0) return EXIT_CODE_USAGE;
     } else if ((r = cli_option_value("bench", argc, argv, &i, "--db", &db)) != 0) {
@@ -104,7 +104,7 @@ int cmd_bench(int argc, char **argv) {
   else
     printf("device: median and min of %llu CUDA-event-timed replays of the captured stage or step, %s\n", runs,
            o.timing == BENCH_TIMING_HELD ? "held (the GPU's run of the graph alone)"
-                                         : "submit (including the host's cudaGraphLaunch)");
+                                         : "submit (with the host's cudaGraphLaunch)");
   status = bench_record_end(&rec, db, status);
   session_close(&ses);
   return status;
