@@ -35,6 +35,7 @@ _Static_assert(CSA128_WINDOW_K == CSA_DENSE_WINDOW, "dense window drifted");
 enum csa128_kernel_id {
   CSA128_K_STATE,
   CSA128_K_COMPRESS,
+  CSA128_K_ATTN_GATHER,
   CSA128_K_ATTN_SCORES,
   CSA128_K_ATTN_SOFTMAX,
   CSA128_K_ATTN_VALUES,
@@ -46,6 +47,7 @@ enum csa128_kernel_id {
 static const char *const csa128_kernel_names[CSA128_K_COUNT] = {
     [CSA128_K_STATE] = CSA128_KERNEL_STATE,
     [CSA128_K_COMPRESS] = CSA128_KERNEL_COMPRESS,
+    [CSA128_K_ATTN_GATHER] = CSA128_KERNEL_ATTN_GATHER,
     [CSA128_K_ATTN_SCORES] = CSA128_KERNEL_ATTN_SCORES,
     [CSA128_K_ATTN_SOFTMAX] = CSA128_KERNEL_ATTN_SOFTMAX,
     [CSA128_K_ATTN_VALUES] = CSA128_KERNEL_ATTN_VALUES,
@@ -65,6 +67,7 @@ typedef struct csa128_buffers {
   const long long *total;
   void *y, *cache, *carry;
   float *scores;
+  float *gathered; /* the fast attention's decoded candidates, NULL for the reference */
 } csa128_buffers;
 
 /* ---- life cycle ---------------------------------------------------------------- */
@@ -127,6 +130,7 @@ int device_csa128_scratch_fill(device_csa128 *k, int byte) {
 static int csa128_prepare(device_csa128 *k, const csa_dims *d, const device_tensor *const *in,
                           device_tensor *const *out, csa128_buffers *b, op_error *err) {
   const long long scores_dims[4] = {d->batch, d->seq, d->heads, d->score_stride};
+  const long long gathered_dims[4] = {d->batch, d->seq, CSA_DENSE_WINDOW + d->present_capacity, CSA128_DIM_K};
   void *p = NULL;
   int rc;
 
@@ -147,6 +151,10 @@ static int csa128_prepare(device_csa128 *k, const csa_dims *d, const device_tens
   b->carry = out[CSA_OUT_PRESENT_CARRY]->dptr;
   rc = csa_device_scratch(&k->base, "scores", scores_dims, 4, sizeof(float), &p, NULL, err);
   b->scores = p;
+  if (!rc && k->variant != DEVICE_VARIANT_REFERENCE) {
+    rc = csa_device_scratch(&k->base, "gathered", gathered_dims, 4, sizeof(float), &p, NULL, err);
+    b->gathered = p;
+  }
   return rc;
 }
 
@@ -154,6 +162,13 @@ static int csa128_launch(device_csa128 *k, int id, unsigned long long grid, unsi
                          void **args) {
   return device_runtime_launch(k->base.rt, k->kernels[id], csa128_kernel_names[id], grid,
                                threads, args);
+}
+
+/* The same, launched chained behind the kernel before it (device_runtime_launch_chained). */
+static int csa128_launch_chained(device_csa128 *k, int id, unsigned long long grid, unsigned threads,
+                                 void **args) {
+  return device_runtime_launch_chained(k->base.rt, k->kernels[id], csa128_kernel_names[id], grid,
+                                       threads, args);
 }
 
 static long long csa128_record_bytes(const csa_dims *d) {
@@ -204,7 +219,7 @@ static int csa128_launch_compress(device_csa128 *k, const csa_dims *d, const csa
 
 /*
 ** Y: the reference's one kernel, a block per (batch, query, head) row; or
-** the fast three passes (csa_attention_tiles.h), the same arguments each.
+** the fast four passes (csa_attention_tiles.h), the same arguments each.
 */
 static int csa128_launch_attention(device_csa128 *k, const csa_dims *d, const csa128_buffers *b) {
   const void *query = b->query, *current_kv = b->current_kv, *cache = b->cache;
@@ -213,7 +228,7 @@ static int csa128_launch_attention(device_csa128 *k, const csa_dims *d, const cs
   long long bd0 = d->bias_dims[0], bd1 = d->bias_dims[1], bd2 = d->bias_dims[2];
   long long bd3 = d->bias_dims[3];
   void *y = b->y;
-  float *scores = b->scores;
+  float *scores = b->scores, *gathered = b->gathered;
   const long long *total = b->total;
   long long batch = d->batch, seq = d->seq, heads = d->heads, kv_len = d->kv_len;
   long long past_capacity = d->past_capacity, present_capacity = d->present_capacity;
@@ -222,17 +237,20 @@ static int csa128_launch_attention(device_csa128 *k, const csa_dims *d, const cs
                   &has_bias, &bd0,      &bd1,    &bd2,           &bd3,
                   &y,      &scores,     &total,  &batch,         &seq,
                   &heads,  &kv_len,     &past_capacity, &present_capacity, &cache_fp8,
-                  &scale};
+                  &scale,  &gathered}; /* the reference's kernel takes all but the last */
   const long long rows = batch * seq * heads, stride = CSA_DENSE_WINDOW + present_capacity;
   if (rows == 0) return 0;
   if (k->variant == DEVICE_VARIANT_REFERENCE)
     return csa128_launch(k, CSA128_K_ATTENTION, csa_device_blocks(rows), REF_ATTN_THREADS, args);
-  return csa128_launch(k, CSA128_K_ATTN_SCORES, csa_device_blocks(csa_attn_score_units(batch * seq, heads, stride)),
+  return csa128_launch(k, CSA128_K_ATTN_GATHER, csa_device_blocks(csa_attn_gather_units(batch * seq, stride)),
                        CSA_TILE_THREADS, args) ||
-         csa128_launch(k, CSA128_K_ATTN_SOFTMAX, csa_device_blocks(csa_attn_softmax_units(batch * seq, heads)),
-                       CSA_TILE_THREADS, args) ||
-         csa128_launch(k, CSA128_K_ATTN_VALUES, csa_device_blocks(csa_attn_value_units(batch * seq, heads)),
-                       CSA_TILE_THREADS, args);
+         csa128_launch_chained(k, CSA128_K_ATTN_SCORES,
+                               csa_device_blocks(csa_attn_score_units(batch * seq, heads, stride)), CSA_TILE_THREADS,
+                               args) ||
+         csa128_launch_chained(k, CSA128_K_ATTN_SOFTMAX, csa_device_blocks(csa_attn_softmax_units(batch * seq, heads)),
+                               CSA_TILE_THREADS, args) ||
+         csa128_launch_chained(k, CSA128_K_ATTN_VALUES, csa_device_blocks(csa_attn_value_units(batch * seq, heads)),
+                               CSA_TILE_THREADS, args);
 }
 
 /* The launches after the metadata passed the contract. */

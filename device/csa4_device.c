@@ -54,6 +54,7 @@ enum csa4_kernel_id {
   CSA4_K_SCORE,
   CSA4_K_SELECT,
   CSA4_K_BROADCAST,
+  CSA4_K_ATTN_GATHER,
   CSA4_K_ATTN_SCORES,
   CSA4_K_ATTN_SOFTMAX,
   CSA4_K_ATTN_VALUES,
@@ -66,7 +67,8 @@ static const char *const csa4_kernel_names[CSA4_K_COUNT] = {
     [CSA4_K_STATE] = CSA4_KERNEL_STATE,         [CSA4_K_MAIN] = CSA4_KERNEL_MAIN_COMPRESS,
     [CSA4_K_INDEX] = CSA4_KERNEL_INDEX_COMPRESS, [CSA4_K_QUERY] = CSA4_KERNEL_INDEX_QUERY,
     [CSA4_K_SCORE] = CSA4_KERNEL_INDEX_SCORE,   [CSA4_K_SELECT] = CSA4_KERNEL_SELECT,
-    [CSA4_K_BROADCAST] = CSA4_KERNEL_BROADCAST, [CSA4_K_ATTN_SCORES] = CSA4_KERNEL_ATTN_SCORES,
+    [CSA4_K_BROADCAST] = CSA4_KERNEL_BROADCAST, [CSA4_K_ATTN_GATHER] = CSA4_KERNEL_ATTN_GATHER,
+    [CSA4_K_ATTN_SCORES] = CSA4_KERNEL_ATTN_SCORES,
     [CSA4_K_ATTN_SOFTMAX] = CSA4_KERNEL_ATTN_SOFTMAX, [CSA4_K_ATTN_VALUES] = CSA4_KERNEL_ATTN_VALUES,
     [CSA4_K_ATTENTION] = CSA4_KERNEL_ATTENTION,
 };
@@ -97,6 +99,7 @@ typedef struct csa4_step {
   void *out[CSA_OUTPUT_MAX];
   void *stage[CSA4_STAGE_COUNT];
   void *weights;
+  void *gathered; /* the fast attention's decoded candidates, NULL for the reference */
   unsigned *latch; /* the capture-error word while capturing, else NULL */
   size_t stage_bytes[CSA4_STAGE_COUNT];
 } csa4_step;
@@ -208,6 +211,7 @@ static int csa4_prepare(device_csa4 *k, const csa_dims *d, const device_tensor *
   const long long score_dims[3] = {b, s, d->index_present_capacity};
   const long long select_dims[3] = {b, s, d->topk};
   const long long attn_dims[4] = {b, s, d->heads, CSA_DENSE_WINDOW + d->topk};
+  const long long gathered_dims[4] = {b, s, CSA_DENSE_WINDOW + d->topk, CSA4_DIM_K};
   const struct {
     const long long *dims;
     int n;
@@ -230,6 +234,8 @@ static int csa4_prepare(device_csa4 *k, const csa_dims *d, const device_tensor *
     rc = csa_device_scratch(&k->base, csa4_stage_slot[i], stage_dims[i].dims, stage_dims[i].n,
                             sizeof(float), &st->stage[i], &st->stage_bytes[i], err);
   if (!rc) rc = csa_device_scratch(&k->base, "weights", attn_dims, 4, sizeof(float), &st->weights, NULL, err);
+  if (!rc && k->variant != DEVICE_VARIANT_REFERENCE)
+    rc = csa_device_scratch(&k->base, "gathered", gathered_dims, 4, sizeof(float), &st->gathered, NULL, err);
   return rc;
 }
 
@@ -240,6 +246,14 @@ static int csa4_launch(device_csa4 *k, int id, unsigned long long grid, unsigned
   if (grid == 0) return 0; /* no work */
   return device_runtime_launch(k->base.rt, k->kernels[id], csa4_kernel_names[id], grid, threads,
                                args);
+}
+
+/* The same, launched chained behind the kernel before it (device_runtime_launch_chained). */
+static int csa4_launch_chained(device_csa4 *k, int id, unsigned long long grid, unsigned threads,
+                               void **args) {
+  if (grid == 0) return 0;
+  return device_runtime_launch_chained(k->base.rt, k->kernels[id], csa4_kernel_names[id], grid, threads,
+                                       args);
 }
 
 static long long csa4_max_ll(long long a, long long b) { return a > b ? a : b; }
@@ -322,7 +336,7 @@ static int csa4_launch_select(device_csa4 *k, csa4_step *st, int part) {
 
 /*
 ** Y: the reference's one kernel, a block per (batch, query, head) row; or
-** the fast three passes (csa_attention_tiles.h), the same arguments each.
+** the fast four passes (csa_attention_tiles.h), the same arguments each.
 */
 static int csa4_launch_attention(device_csa4 *k, csa4_step *st) {
   const csa4_shape *p = &st->shape;
@@ -332,16 +346,22 @@ static int csa4_launch_attention(device_csa4 *k, csa4_step *st) {
   const void *selection = st->stage[CSA4_STAGE_SELECTION], *sink = st->in[CSA_IN_HEAD_SINK];
   const void *bias = st->in[CSA_IN_BIAS], *total = st->in[CSA_IN_TOTAL_SEQ];
   void *y = st->out[CSA_OUT_Y], *scores = st->stage[CSA4_STAGE_SCORES], *weights = st->weights;
+  void *gathered = st->gathered;
   void *args[] = {&st->shape, &query, &current_kv, &cache, &selection, &sink,
                   &bias,      &y,     &scores,     &weights, &total};
+  void *fast_args[] = {&st->shape, &query, &current_kv, &cache,    &selection, &sink,
+                       &bias,      &y,     &scores,     &weights,  &gathered,  &total};
   if (k->variant == DEVICE_VARIANT_REFERENCE)
     return csa4_launch(k, CSA4_K_ATTENTION, csa_device_blocks(bs * p->heads), REF_ATTN_THREADS, args);
-  return csa4_launch(k, CSA4_K_ATTN_SCORES, csa_device_blocks(csa_attn_score_units(bs, p->heads, stride)),
-                     CSA_TILE_THREADS, args) ||
-         csa4_launch(k, CSA4_K_ATTN_SOFTMAX, csa_device_blocks(csa_attn_softmax_units(bs, p->heads)),
-                     CSA_TILE_THREADS, args) ||
-         csa4_launch(k, CSA4_K_ATTN_VALUES, csa_device_blocks(csa_attn_value_units(bs, p->heads)),
-                     CSA_TILE_THREADS, args);
+  if (p->heads == 0) return 0; /* no output row */
+  return csa4_launch(k, CSA4_K_ATTN_GATHER, csa_device_blocks(csa_attn_gather_units(bs, stride)),
+                     CSA_TILE_THREADS, fast_args) ||
+         csa4_launch_chained(k, CSA4_K_ATTN_SCORES, csa_device_blocks(csa_attn_score_units(bs, p->heads, stride)),
+                             CSA_TILE_THREADS, fast_args) ||
+         csa4_launch_chained(k, CSA4_K_ATTN_SOFTMAX, csa_device_blocks(csa_attn_softmax_units(bs, p->heads)),
+                             CSA_TILE_THREADS, fast_args) ||
+         csa4_launch_chained(k, CSA4_K_ATTN_VALUES, csa_device_blocks(csa_attn_value_units(bs, p->heads)),
+                             CSA_TILE_THREADS, fast_args);
 }
 
 static int csa4_launch_part(device_csa4 *k, csa4_step *st, int part) {

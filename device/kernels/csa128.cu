@@ -332,9 +332,10 @@ struct csa128_row_at {
   const csa_cursor *cur;
   const float *query, *current_kv, *sink, *bias;
   const nx_u8 *cache;
-  float *y, *scores;
+  float *y, *scores, *gathered;
   __device__ void operator()(long long row, csa_attention_row *r) const {
     csa128_attention_row_at(r, shape, cur, row, query, current_kv, cache, sink, bias, y, scores);
+    csa_attn_locate_gathered(r, gathered, row, shape->heads);
   }
 };
 
@@ -343,21 +344,25 @@ struct csa128_row_at {
       const float *query, const float *current_kv, const nx_u8 *cache, const float *sink,                    \
       const float *bias, int has_bias, long long bd0, long long bd1, long long bd2, long long bd3, float *y, \
       float *scores, const long long *total_ptr, long long batch, long long seq, long long heads,           \
-      long long kv_len, long long past_capacity, long long present_capacity, int cache_fp8, float scale) {   \
+      long long kv_len, long long past_capacity, long long present_capacity, int cache_fp8, float scale,    \
+      float *gathered) {                                                                                      \
     const long long bias_dims[4] = {bd0, bd1, bd2, bd3};                                                     \
     const csa128_attention_shape shape = {seq, heads, kv_len, present_capacity,                              \
                                           cache_fp8 ? CSA128_FP8_RECORD_K : CSA128_F32_RECORD_K, cache_fp8,  \
                                           scale, bias_dims};                                                 \
     csa_cursor cur;                                                                                           \
+    csa_pdl_chain();                                                                                          \
     if (!csa128_cursor(&cur, total_ptr, seq, kv_len, past_capacity, present_capacity)) return;               \
     {                                                                                                         \
       const csa128_row_at at = {&shape, &cur, query, current_kv, sink, has_bias ? bias : NULL, cache, y,    \
-                                scores};                                                                      \
+                                scores, gathered};                                                            \
       pass;                                                                                                   \
     }                                                                                                         \
   }
 
+CSA128_ATTENTION_KERNEL(csa128_attn_gather,
+                        csa_attn_gather(at, &cur, batch * seq, heads, CSA128_WINDOW_K + present_capacity))
 CSA128_ATTENTION_KERNEL(csa128_attn_scores,
                         csa_attn_scores(at, &cur, batch * seq, heads, CSA128_WINDOW_K + present_capacity))
 CSA128_ATTENTION_KERNEL(csa128_attn_softmax, csa_attn_softmax(at, batch * seq * heads))
-CSA128_ATTENTION_KERNEL(csa128_attn_values, csa_attn_values(at, &cur, batch * seq, heads))
+CSA128_ATTENTION_KERNEL(csa128_attn_values, csa_attn_values(at, batch * seq, heads))

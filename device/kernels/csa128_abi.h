@@ -13,7 +13,8 @@
 #define CSA128_KERNEL_FILE "csa128.cu"
 #define CSA128_KERNEL_STATE "csa128_state_copy"
 #define CSA128_KERNEL_COMPRESS "csa128_compress"
-#define CSA128_KERNEL_ATTN_SCORES "csa128_attn_scores"   /* the fast attention's three passes */
+#define CSA128_KERNEL_ATTN_GATHER "csa128_attn_gather"   /* the fast attention's four passes */
+#define CSA128_KERNEL_ATTN_SCORES "csa128_attn_scores"
 #define CSA128_KERNEL_ATTN_SOFTMAX "csa128_attn_softmax"
 #define CSA128_KERNEL_ATTN_VALUES "csa128_attn_values"
 #define CSA128_KERNEL_ATTENTION "csa128_attention"       /* the reference's one kernel */

@@ -327,9 +327,10 @@ struct csa4_row_at {
   const float *query, *current_kv, *sink, *bias;
   const nx_u8 *cache;
   const int *selection;
-  float *y, *scores, *weights;
+  float *y, *scores, *weights, *gathered;
   __device__ void operator()(long long row, csa_attention_row *r) const {
     csa4_attention_row_at(r, p, cur, row, query, current_kv, cache, selection, sink, bias, y, scores, weights);
+    csa_attn_locate_gathered(r, gathered, row, p->heads);
   }
 };
 
@@ -337,15 +338,18 @@ struct csa4_row_at {
   extern "C" __global__ void __launch_bounds__(CSA_TILE_THREADS, CSA_TILE_MIN_BLOCKS)                        \
       name(csa4_shape p, const float *query, const float *current_kv, const nx_u8 *cache,                    \
            const int *selection, const float *sink, const float *bias, float *y, float *scores,              \
-           float *weights, const long long *total_ptr) {                                                      \
+           float *weights, float *gathered, const long long *total_ptr) {                                     \
     csa_cursor cur;                                                                                           \
+    csa_pdl_chain();                                                                                          \
     if (!csa4_cursor(&cur, total_ptr, &p)) return;                                                            \
     {                                                                                                         \
-      const csa4_row_at at = {&p, &cur, query, current_kv, sink, bias, cache, selection, y, scores, weights}; \
+      const csa4_row_at at = {&p,   &cur,     query,  current_kv, sink,    bias,                               \
+                              cache, selection, y, scores, weights, gathered};                                 \
       pass;                                                                                                   \
     }                                                                                                         \
   }
 
+CSA4_ATTENTION_KERNEL(csa4_attn_gather, csa_attn_gather(at, &cur, p.batch * p.seq, p.heads, CSA4_WINDOW_K + p.topk))
 CSA4_ATTENTION_KERNEL(csa4_attn_scores, csa_attn_scores(at, &cur, p.batch * p.seq, p.heads, CSA4_WINDOW_K + p.topk))
 CSA4_ATTENTION_KERNEL(csa4_attn_softmax, csa_attn_softmax(at, p.batch * p.seq * p.heads))
-CSA4_ATTENTION_KERNEL(csa4_attn_values, csa_attn_values(at, &cur, p.batch * p.seq, p.heads))
+CSA4_ATTENTION_KERNEL(csa4_attn_values, csa_attn_values(at, p.batch * p.seq, p.heads))

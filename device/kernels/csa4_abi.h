@@ -19,7 +19,8 @@
 #define CSA4_KERNEL_INDEX_SCORE "csa4_index_score"
 #define CSA4_KERNEL_SELECT "csa4_select"
 #define CSA4_KERNEL_BROADCAST "csa4_broadcast"
-#define CSA4_KERNEL_ATTN_SCORES "csa4_attn_scores"   /* the fast attention's three passes */
+#define CSA4_KERNEL_ATTN_GATHER "csa4_attn_gather"   /* the fast attention's four passes */
+#define CSA4_KERNEL_ATTN_SCORES "csa4_attn_scores"
 #define CSA4_KERNEL_ATTN_SOFTMAX "csa4_attn_softmax"
 #define CSA4_KERNEL_ATTN_VALUES "csa4_attn_values"
 #define CSA4_KERNEL_ATTENTION "csa4_attention"       /* the reference's one kernel (csa4_reference.cu) */

@@ -14,6 +14,7 @@
 #define CSA_TILE_K 256        /* dims of q and k staged at once by the scores pass */
 #define CSA_TILE_DIMS 32      /* output dims a values tile: a lane each */
 #define CSA_TILE_CHUNK 256    /* candidates a values tile stages at once: a thread each */
+#define CSA_GATHER_ROWS 8     /* candidate rows a gather block decodes: a warp each */
 
 #ifdef __CUDACC__
 #define CSA_ABI_FN static __host__ __device__ __forceinline__
@@ -23,6 +24,11 @@
 
 CSA_ABI_FN long long csa_attn_head_tiles(long long heads) {
   return (heads + CSA_TILE_HEADS - 1) / CSA_TILE_HEADS;
+}
+
+/* Gather: (bs, run of CSA_GATHER_ROWS candidates) over the scores row's stride. */
+CSA_ABI_FN long long csa_attn_gather_units(long long bs_rows, long long stride) {
+  return bs_rows * ((stride + CSA_GATHER_ROWS - 1) / CSA_GATHER_ROWS);
 }
 
 /* Scores: (bs, head tile, candidate tile) over the scores row's stride. */

@@ -1,19 +1,25 @@
 /*
 ** csa_attention_tiles.h: the fast CSA sink attention of both compression
-** ratios (csa4.cu, csa128.cu) as three passes over every (b, s) row group,
+** ratios (csa4.cu, csa128.cu) as four passes over every (b, s) row group,
 ** whose heads share one candidate list.  CUDA C++, included after
 ** numerics.h, nx_csa.h, csa_kernel_common.h and csa_sink_attention.h, whose
 ** row description (csa_attention_row), candidate geometry (csa_candidate)
 ** and record decoding it uses; a ratio hands in a RowAt functor that fills
-** the csa_attention_row of output row (b, s, h) = bs * heads + h.
+** the csa_attention_row of output row (b, s, h) = bs * heads + h, its
+** gathered pointer included.
 **
+**   csa_attn_gather   a warp a candidate row: every candidate c < count of
+**                     a (b, s) row decoded once into f32, [stride, 512] a
+**                     row group (zeros for a candidate that is not live),
+**                     the rows the next two passes read.  Rows from count
+**                     to the stride are not written and never read.
 **   csa_attn_scores   a tile of CSA_TILE_HEADS heads (a warp each) x
 **                     CSA_TILE_CANDS candidates (a lane each) a block:
 **                     score = (sum over d ascending of q[d] * k_c[d]) *
 **                     scale, + bias; -inf where c is not live, up to the
 **                     row's stride (the CandidateAssembly payload).  Each
 **                     score is one thread's chain, d ascending; q and the
-**                     decoded keys are staged CSA_TILE_K dims at a time.
+**                     gathered keys are staged CSA_TILE_K dims at a time.
 **   csa_attn_softmax  a block per output row: m = max (nx_maxf, reduced
 **                     across the block: order-free), w_c = nx_expf(score -
 **                     m) a thread each, den = the w_c summed over c
@@ -29,23 +35,20 @@
 **                     CSA_TILE_DIMS dims (a lane each) a block: y[d] = sum
 **                     over c ascending of p_c * v_c[d] skipping p_c ==
 **                     -inf, each y[d] one thread's chain; CSA_TILE_CHUNK
-**                     candidates' values are decoded into shared memory at
-**                     once, a warp a candidate row, the next chunk's loads
-**                     in flight while this one is multiplied.
+**                     candidates' gathered values are staged at once, the
+**                     next chunk's loads in flight while this one is
+**                     multiplied.
 **
-** Both tiled passes first resolve their candidates' rows into a shared
-** table, so no staging load waits on a selection load, then fetch every
-** byte a chunk needs into registers before decoding any (csa_fetch, then
-** csa_fetched_value, in csa_attention_staging.h): a load followed at once
-** by its decode and store made each lane wait out its loads one after
-** another (docs/SPEED.md, fourth round).
+** Why a gather pass: the tiles of one (b, s) row share its candidates, and
+** 8 head tiles of scores and 8 of values each decoded every row they read
+** (an FP8 code and a scale byte a float, or a bf16 tail): 60% of the two
+** passes' instructions (docs/SPEED.md, sixth round).  Decoded once, a
+** stage is a few 16-byte loads a thread.
 **
 ** Why this shape: at a decode step with B = 1 there are only 64 rows, so the
 ** work must spread over candidates and dims to reach the 132 SMs, and every
 ** chain is long (512 or 640 terms): it is fed from shared memory with wide
-** loads, one barrier per staged chunk, never from global memory.  Staging
-** runs a warp along one candidate row: a lane per record gathers 32 rows a
-** load and was 3x slower at B = 64.
+** loads, one barrier per staged chunk, never from global memory.
 **
 ** These are the oracle's formulas (oracle/SPEC.md C3 and R7) and the
 ** reference kernels' (csa_sink_attention_reference.h), term for term.
@@ -57,95 +60,131 @@
 #include "csa_attention_staging.h"
 
 #define CSA_TILE_WARPS (CSA_TILE_THREADS / 32)
-#define CSA_KEY_ROWS (CSA_TILE_CANDS / CSA_TILE_WARPS)   /* candidates a warp stages a chunk: 4 */
-#define CSA_KEY_RUNS (CSA_TILE_K / 32)                   /* runs of 32 dims of each: 8 */
-#define CSA_VALUE_ROWS (CSA_TILE_CHUNK / CSA_TILE_WARPS) /* candidates a warp stages a chunk: 32 */
-#define CSA_SOFTMAX_BATCH 1024                           /* exps summed from shared memory at once */
+#define CSA_GATHER_RUNS (CSA_ATTN_DIM / 32)                                      /* runs of 32 dims a row: 16 */
+#define CSA_KEY_LOADS (CSA_TILE_CANDS * CSA_TILE_K / 4 / CSA_TILE_THREADS)         /* float4s of keys a thread: 8 */
+#define CSA_QUERY_LOADS (CSA_TILE_HEADS * CSA_TILE_K / 4 / CSA_TILE_THREADS)       /* of the query: 2 */
+#define CSA_VALUE_LOADS (CSA_TILE_CHUNK * CSA_TILE_DIMS / 4 / CSA_TILE_THREADS)    /* of values: 8 */
+#define CSA_SOFTMAX_BATCH 1024                                                    /* exps summed from shared memory at once */
 #define CSA_SOFTMAX_HELD (CSA_SOFTMAX_BATCH / CSA_TILE_THREADS)
 
-/* Pass 1's staging of dims d0 .. d0 + CSA_TILE_K - 1: warp w's candidates w, w + 8, ..., lanes along the dims. */
-static __device__ __forceinline__ void csa_fetch_keys(csa_fetched (*kf)[CSA_KEY_RUNS], const void *const *row,
-                                                      const unsigned char *kind, int d0) {
+/* Where the fast passes find the (b, s) row group of output row `row`: gathered [bs_rows, stride, 512]. */
+static __device__ __forceinline__ void csa_attn_locate_gathered(csa_attention_row *r, float *gathered,
+                                                                long long row, long long heads) {
+  r->gathered = gathered + csa_div_ll(row, heads) * r->stride * CSA_ATTN_DIM;
+}
+
+static __device__ __forceinline__ float4 csa_zero4(void) { return make_float4(0.0f, 0.0f, 0.0f, 0.0f); }
+
+/*
+** Pass 0.  Units (bs, run of CSA_GATHER_ROWS candidates), block-stride;
+** warp w decodes candidate c0 + w, lane l its dims l, l + 32, ...: every
+** fetch of the row is issued before any is decoded (csa_fetch, then
+** csa_fetched_value), each store a coalesced 128-byte run.
+*/
+template <class RowAt>
+static __device__ void csa_attn_gather(const RowAt &row_at, const csa_cursor *cur, long long bs_rows,
+                                       long long heads, long long stride) {
+  __shared__ csa_decode_tables dt;
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  int u, k;
+  const long long runs = (stride + CSA_GATHER_ROWS - 1) / CSA_GATHER_ROWS;
+  long long unit;
+  csa_decode_tables_fill(&dt);
+  __syncthreads();
+  for (unit = blockIdx.x; unit < csa_attn_gather_units(bs_rows, stride); unit += gridDim.x) {
+    const long long bs = csa_div_ll(unit, runs), c = (unit - bs * runs) * CSA_GATHER_ROWS + warp;
+    csa_attention_row r;
+    csa_fetched f[CSA_GATHER_RUNS];
+    const void *row;
+    unsigned char kind;
+    float *out;
+    int k;
+    row_at(bs * heads, &r);
+    if (c >= r.count) continue; /* warp-uniform */
+    csa_cand_entry(&row, &kind, 0, &r, cur, c, csa_candidate_record(&r, c));
 #pragma unroll
-  for (u = 0; u < CSA_KEY_ROWS; u++) {
-    const void *x = row[warp + u * CSA_TILE_WARPS];
-    const int kx = kind[warp + u * CSA_TILE_WARPS];
+    for (k = 0; k < CSA_GATHER_RUNS; k++) f[k] = csa_fetch(row, kind, 32 * k, lane);
+    out = r.gathered + c * CSA_ATTN_DIM + lane;
 #pragma unroll
-    for (k = 0; k < CSA_KEY_RUNS; k++) kf[u][k] = csa_fetch(x, kx, d0 + 32 * k, lane);
+    for (k = 0; k < CSA_GATHER_RUNS; k++) out[32 * k] = csa_fetched_value(&dt, kind, 32 * k, f[k]);
   }
 }
 
-static __device__ __forceinline__ void csa_store_keys(float (*ks)[CSA_TILE_K + 4], const csa_decode_tables *dt,
-                                                      csa_fetched (*kf)[CSA_KEY_RUNS], const unsigned char *kind,
-                                                      int d0) {
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  int u, k;
+/*
+** Pass 1's loads of dims d0 .. d0 + CSA_TILE_K - 1: float4 i of thread t is
+** number t + CSA_TILE_THREADS * i of the stage, row-major (keys: candidate
+** rows c0.., zeros past count; query: heads h0.., zeros past heads).
+*/
+static __device__ __forceinline__ void csa_load_keys(float4 *kf, const csa_attention_row *r, long long c0,
+                                                     int d0) {
+  const int per_row = CSA_TILE_K / 4;
+  int i;
 #pragma unroll
-  for (u = 0; u < CSA_KEY_ROWS; u++) {
-    const int t = warp + u * CSA_TILE_WARPS, kx = kind[t];
-#pragma unroll
-    for (k = 0; k < CSA_KEY_RUNS; k++) ks[t][lane + 32 * k] = csa_fetched_value(dt, kx, d0 + 32 * k, kf[u][k]);
+  for (i = 0; i < CSA_KEY_LOADS; i++) {
+    const int f = (int)threadIdx.x + CSA_TILE_THREADS * i, t = f / per_row;
+    const float4 *src = (const float4 *)(r->gathered + (c0 + t) * CSA_ATTN_DIM + d0) + f % per_row;
+    kf[i] = c0 + t < r->count ? __ldg(src) : csa_zero4();
   }
 }
 
-/* The tile's query dims d0 .. d0 + CSA_TILE_K - 1 of each head, a thread a dim. */
-static __device__ __forceinline__ void csa_fetch_query(float *qf, const csa_attention_row *r, long long heads,
-                                                       long long h0, int d0) {
-  int j;
+static __device__ __forceinline__ void csa_load_query(float4 *qf, const csa_attention_row *r, long long heads,
+                                                      long long h0, int d0) {
+  const int per_row = CSA_TILE_K / 4;
+  int i;
 #pragma unroll
-  for (j = 0; j < CSA_TILE_HEADS; j++)
-    qf[j] = h0 + j < heads ? r->query[j * CSA_ATTN_DIM + d0 + (int)threadIdx.x] : 0.0f;
+  for (i = 0; i < CSA_QUERY_LOADS; i++) {
+    const int f = (int)threadIdx.x + CSA_TILE_THREADS * i, j = f / per_row;
+    const float4 *src = (const float4 *)(r->query + j * CSA_ATTN_DIM + d0) + f % per_row;
+    qf[i] = h0 + j < heads ? __ldg(src) : csa_zero4();
+  }
 }
 
 /*
 ** Pass 1.  Units (bs, head tile, candidate tile), block-stride; warp w
 ** scores candidate c0 + lane for head h0 + w.  The second chunk of dims is
-** fetched while the first is multiplied.
+** loaded while the first is multiplied.
 */
 template <class RowAt>
 static __device__ void csa_attn_scores(const RowAt &row_at, const csa_cursor *cur, long long bs_rows,
                                        long long heads, long long stride) {
   __shared__ __align__(16) float qs[CSA_TILE_HEADS][CSA_TILE_K + 4];
   __shared__ __align__(16) float ks[CSA_TILE_CANDS][CSA_TILE_K + 4];
-  __shared__ csa_decode_tables dt;
-  __shared__ const void *trow[CSA_TILE_CANDS];
-  __shared__ unsigned char tkind[CSA_TILE_CANDS];
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, per_row = CSA_TILE_K / 4;
   const long long htiles = csa_attn_head_tiles(heads);
   const long long ctiles = (stride + CSA_TILE_CANDS - 1) / CSA_TILE_CANDS;
   long long unit;
-  static_assert(CSA_TILE_THREADS == CSA_TILE_K, "a thread stages one query dim of each head");
-  csa_decode_tables_fill(&dt); /* read after the first candidate table's barrier */
   for (unit = blockIdx.x; unit < csa_attn_score_units(bs_rows, heads, stride); unit += gridDim.x) {
     const long long q = csa_div_ll(unit, ctiles), bs = csa_div_ll(q, htiles);
     const long long h0 = (q - bs * htiles) * CSA_TILE_HEADS, c0 = (unit - q * ctiles) * CSA_TILE_CANDS;
     const long long c = c0 + lane, h = h0 + warp;
     csa_attention_row r, rh;
+    const float *kv;
+    const nx_u8 *rec;
     float acc = 0.0f, score = csa_neg_inf();
-    int live, d0, i, j;
+    int live, d0, i;
     row_at(bs * heads + h0, &r);
-    __syncthreads(); /* the previous unit is done with the table */
-    if (threadIdx.x < CSA_TILE_CANDS)
-      csa_cand_entry(trow, tkind, threadIdx.x, &r, cur, c0 + threadIdx.x, csa_candidate_record(&r, c0 + threadIdx.x));
-    __syncthreads();
-    live = tkind[lane] != CSA_ROW_NONE;
+    live = csa_candidate(&r, cur, c, &kv, &rec);
+    __syncthreads(); /* the previous unit is done with qs and ks */
     if (c0 < r.count) { /* else the tile is wholly past the candidates, all -inf (block-uniform) */
-      csa_fetched kf[CSA_KEY_ROWS][CSA_KEY_RUNS];
-      float qf[CSA_TILE_HEADS];
-      csa_fetch_keys(kf, trow, tkind, 0);
-      csa_fetch_query(qf, &r, heads, h0, 0);
+      float4 kf[CSA_KEY_LOADS], qf[CSA_QUERY_LOADS];
+      csa_load_keys(kf, &r, c0, 0);
+      csa_load_query(qf, &r, heads, h0, 0);
 #pragma unroll
       for (d0 = 0; d0 < CSA_ATTN_DIM; d0 += CSA_TILE_K) {
         if (d0) __syncthreads(); /* the previous chunk is read */
-        csa_store_keys(ks, &dt, kf, tkind, d0);
 #pragma unroll
-        for (j = 0; j < CSA_TILE_HEADS; j++) qs[j][threadIdx.x] = qf[j];
+        for (i = 0; i < CSA_KEY_LOADS; i++) {
+          const int f = (int)threadIdx.x + CSA_TILE_THREADS * i;
+          *(float4 *)&ks[f / per_row][4 * (f % per_row)] = kf[i];
+        }
+#pragma unroll
+        for (i = 0; i < CSA_QUERY_LOADS; i++) {
+          const int f = (int)threadIdx.x + CSA_TILE_THREADS * i;
+          *(float4 *)&qs[f / per_row][4 * (f % per_row)] = qf[i];
+        }
         __syncthreads();
         if (d0 + CSA_TILE_K < CSA_ATTN_DIM) {
-          csa_fetch_keys(kf, trow, tkind, d0 + CSA_TILE_K);
-          csa_fetch_query(qf, &r, heads, h0, d0 + CSA_TILE_K);
+          csa_load_keys(kf, &r, c0, d0 + CSA_TILE_K);
+          csa_load_query(qf, &r, heads, h0, d0 + CSA_TILE_K);
         }
         if (h < heads) {
 #pragma unroll 4
@@ -170,10 +209,46 @@ static __device__ void csa_attn_scores(const RowAt &row_at, const csa_cursor *cu
 }
 
 /*
+** sum + x[0] + x[1] + ... + x[n - 1], in that order, x 16-byte aligned: the
+** next eight terms are loaded while the last eight are added, so that the
+** chain waits on its adds, not on shared-memory loads.
+*/
+static __device__ __forceinline__ float csa_sum_in_order(const float *x, int n, float sum) {
+  int i = 0;
+  if (n >= 8) {
+    float4 a = *(const float4 *)x, b = *(const float4 *)(x + 4);
+    for (i = 8; i + 8 <= n; i += 8) {
+      const float4 next_a = *(const float4 *)(x + i), next_b = *(const float4 *)(x + i + 4);
+      sum = sum + a.x;
+      sum = sum + a.y;
+      sum = sum + a.z;
+      sum = sum + a.w;
+      sum = sum + b.x;
+      sum = sum + b.y;
+      sum = sum + b.z;
+      sum = sum + b.w;
+      a = next_a;
+      b = next_b;
+    }
+    sum = sum + a.x;
+    sum = sum + a.y;
+    sum = sum + a.z;
+    sum = sum + a.w;
+    sum = sum + b.x;
+    sum = sum + b.y;
+    sum = sum + b.z;
+    sum = sum + b.w;
+  }
+  for (; i < n; i++) sum = sum + x[i];
+  return sum;
+}
+
+/*
 ** Pass 2.  A block per output row, block-stride: the max reduced across the
 ** block, CSA_SOFTMAX_BATCH exps at a time, each batch summed by thread 0
 ** from shared memory in candidate order, the probabilities in parallel (from
-** the exps each thread still holds, for a row of one batch).  A dead
+** the exps each thread still holds, for a row of one batch).  The sink's exp
+** is taken by another warp while thread 0 sums.  A dead
 ** candidate enters the batch as +0 rather than being skipped: the sum starts
 ** at +0 and every exp is >= +0 (or NaN), so it is never -0, and adding +0
 ** leaves it as it is.
@@ -182,7 +257,7 @@ template <class RowAt>
 static __device__ void csa_attn_softmax(const RowAt &row_at, long long rows) {
   __shared__ float wmax[CSA_TILE_WARPS];
   __shared__ __align__(16) float batch[CSA_SOFTMAX_BATCH];
-  __shared__ float den;
+  __shared__ float den, sink_w;
   const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
   long long row;
   for (row = blockIdx.x; row < rows; row += gridDim.x) {
@@ -201,6 +276,7 @@ static __device__ void csa_attn_softmax(const RowAt &row_at, long long rows) {
       for (c = tid; c < r.stride; c += CSA_TILE_THREADS) r.weights[c] = csa_neg_inf();
       continue;
     }
+    if (tid == 32) sink_w = nx_expf(r.sink - m); /* read after the batches' barriers (stride >= 128) */
     for (c0 = 0; c0 < r.stride; c0 += CSA_SOFTMAX_BATCH) {
       const int n = (int)csa_min_ll(CSA_SOFTMAX_BATCH, csa_max_ll(r.count - c0, 0));
 #pragma unroll
@@ -216,20 +292,10 @@ static __device__ void csa_attn_softmax(const RowAt &row_at, long long rows) {
         batch[tid + j * CSA_TILE_THREADS] = e;
       }
       __syncthreads();
-      if (tid == 0) { /* candidates c0 .. c0 + n - 1, ascending */
-#pragma unroll 4
-        for (i = 0; i + 4 <= n; i += 4) {
-          const float4 e4 = *(const float4 *)&batch[i];
-          sum = sum + e4.x;
-          sum = sum + e4.y;
-          sum = sum + e4.z;
-          sum = sum + e4.w;
-        }
-        for (; i < n; i++) sum = sum + batch[i];
-      }
+      if (tid == 0) sum = csa_sum_in_order(batch, n, sum); /* candidates c0 .. c0 + n - 1, ascending */
       __syncthreads(); /* batch is read */
     }
-    if (tid == 0) den = sum + nx_expf(r.sink - m);
+    if (tid == 0) den = sum + sink_w;
     __syncthreads();
     if (r.stride <= CSA_SOFTMAX_BATCH) {
 #pragma unroll
@@ -246,74 +312,66 @@ static __device__ void csa_attn_softmax(const RowAt &row_at, long long rows) {
   }
 }
 
-/* Pass 3's staging of candidates c0 .. c0 + CSA_TILE_CHUNK - 1: thread t's probabilities, warp w's values. */
-static __device__ __forceinline__ void csa_fetch_values(float *pf, csa_fetched *vf, const csa_attention_row *r,
-                                                        const void *const *row, const unsigned char *kind,
-                                                        long long heads, long long h0, long long c0, int d0) {
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+/*
+** Pass 3's loads of candidates c0 .. c0 + CSA_TILE_CHUNK - 1: thread t's
+** probability of each head (-inf past count or heads), and float4 i of the
+** chunk's values is number t + CSA_TILE_THREADS * i, row-major over the
+** tile's dims (zeros past count).
+*/
+static __device__ __forceinline__ void csa_load_values(float *pf, float4 *vf, const csa_attention_row *r,
+                                                       long long heads, long long h0, long long c0, int d0) {
+  const int per_row = CSA_TILE_DIMS / 4;
   const long long c = c0 + threadIdx.x;
-  int j, u;
+  int j, i;
 #pragma unroll
   for (j = 0; j < CSA_TILE_HEADS; j++)
     pf[j] = h0 + j < heads && c < r->count ? r->weights[j * r->stride + c] : csa_neg_inf();
 #pragma unroll
-  for (u = 0; u < CSA_VALUE_ROWS; u++)
-    vf[u] = csa_fetch(row[warp + u * CSA_TILE_WARPS], kind[warp + u * CSA_TILE_WARPS], d0, lane);
+  for (i = 0; i < CSA_VALUE_LOADS; i++) {
+    const int f = (int)threadIdx.x + CSA_TILE_THREADS * i, t = f / per_row;
+    const float4 *src = (const float4 *)(r->gathered + (c0 + t) * CSA_ATTN_DIM + d0) + f % per_row;
+    vf[i] = c0 + t < r->count ? __ldg(src) : csa_zero4();
+  }
 }
 
 /*
 ** Pass 3.  Units (bs, head tile, dim tile), block-stride; warp w owns head
-** h0 + w, lane l dim d0 + l, and stages the tile's dims of candidates w,
-** w + 8, ... of the chunk.  Software-pipelined over chunks of candidates:
-** while chunk k is multiplied, chunk k + 1's values are in flight (its table,
-** of the two that alternate, built from a record index loaded a chunk before
-** that).  A head whose chunk has no dead candidate runs its chain without
-** the test.
+** h0 + w, lane l dim d0 + l.  Software-pipelined over chunks of
+** candidates: while chunk k is multiplied, chunk k + 1's probabilities and
+** values are in flight.  A head whose chunk has no dead candidate runs its
+** chain without the test.
 */
 template <class RowAt>
-static __device__ void csa_attn_values(const RowAt &row_at, const csa_cursor *cur, long long bs_rows,
-                                       long long heads) {
+static __device__ void csa_attn_values(const RowAt &row_at, long long bs_rows, long long heads) {
   __shared__ __align__(16) float ps[CSA_TILE_HEADS][CSA_TILE_CHUNK];
-  __shared__ float vs[CSA_TILE_CHUNK][CSA_TILE_DIMS];
-  __shared__ csa_decode_tables dt;
-  __shared__ const void *trow[2][CSA_TILE_CHUNK];
-  __shared__ unsigned char tkind[2][CSA_TILE_CHUNK];
-  const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
+  __shared__ __align__(16) float vs[CSA_TILE_CHUNK][CSA_TILE_DIMS];
+  const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32, per_row = CSA_TILE_DIMS / 4;
   const long long htiles = csa_attn_head_tiles(heads), dtiles = CSA_ATTN_DIM / CSA_TILE_DIMS;
   long long unit;
-  static_assert(CSA_TILE_CHUNK == CSA_TILE_THREADS, "a thread resolves one candidate of a chunk");
-  csa_decode_tables_fill(&dt); /* read after the first candidate table's barrier */
+  static_assert(CSA_TILE_CHUNK == CSA_TILE_THREADS, "a thread loads one candidate's probabilities");
   for (unit = blockIdx.x; unit < csa_attn_value_units(bs_rows, heads); unit += gridDim.x) {
     const long long q = csa_div_ll(unit, dtiles), bs = csa_div_ll(q, htiles);
     const long long h0 = (q - bs * htiles) * CSA_TILE_HEADS, h = h0 + warp;
     const int d0 = (int)(unit - q * dtiles) * CSA_TILE_DIMS;
     csa_attention_row r;
     float acc = 0.0f, pf[CSA_TILE_HEADS];
-    csa_fetched vf[CSA_VALUE_ROWS];
-    long long c0, next_record;
-    int i, j, buf;
+    float4 vf[CSA_VALUE_LOADS];
+    long long c0;
+    int i, j;
     row_at(bs * heads + h0, &r);
-    __syncthreads(); /* the previous unit is done with the tables, ps and vs */
-    csa_cand_entry(trow[0], tkind[0], tid, &r, cur, tid, csa_candidate_record(&r, tid));
-    next_record = csa_candidate_record(&r, CSA_TILE_CHUNK + tid);
-    __syncthreads();
-    csa_fetch_values(pf, vf, &r, trow[0], tkind[0], heads, h0, 0, d0);
-    for (c0 = 0, buf = 0; c0 < r.count; c0 += CSA_TILE_CHUNK, buf ^= 1) {
+    csa_load_values(pf, vf, &r, heads, h0, 0, d0);
+    for (c0 = 0; c0 < r.count; c0 += CSA_TILE_CHUNK) {
       const int n = (int)csa_min_ll(CSA_TILE_CHUNK, r.count - c0);
-      if (c0) __syncthreads(); /* the previous chunk's ps and vs are read */
+      __syncthreads(); /* the previous chunk's (or unit's) ps and vs are read */
 #pragma unroll
       for (j = 0; j < CSA_TILE_HEADS; j++) ps[j][tid] = pf[j];
 #pragma unroll
-      for (i = 0; i < CSA_VALUE_ROWS; i++) {
-        const int t = warp + i * CSA_TILE_WARPS;
-        vs[t][lane] = csa_fetched_value(&dt, tkind[buf][t], d0, vf[i]);
+      for (i = 0; i < CSA_VALUE_LOADS; i++) {
+        const int f = tid + CSA_TILE_THREADS * i;
+        *(float4 *)&vs[f / per_row][4 * (f % per_row)] = vf[i];
       }
-      csa_cand_entry(trow[buf ^ 1], tkind[buf ^ 1], tid, &r, cur, c0 + CSA_TILE_CHUNK + tid, next_record);
-      __syncthreads(); /* ps, vs and the next chunk's table are filled */
-      if (c0 + CSA_TILE_CHUNK < r.count) {
-        csa_fetch_values(pf, vf, &r, trow[buf ^ 1], tkind[buf ^ 1], heads, h0, c0 + CSA_TILE_CHUNK, d0);
-        next_record = csa_candidate_record(&r, c0 + 2 * CSA_TILE_CHUNK + tid);
-      }
+      __syncthreads(); /* ps and vs are filled */
+      if (c0 + CSA_TILE_CHUNK < r.count) csa_load_values(pf, vf, &r, heads, h0, c0 + CSA_TILE_CHUNK, d0);
       if (h < heads) { /* warp-uniform */
         int dead = 0;
         for (i = lane; i < n; i += 32) dead |= nx_csa_is_neg_inf(ps[warp][i]);

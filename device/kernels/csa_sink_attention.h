@@ -48,6 +48,7 @@ typedef struct csa_attention_row {
   const float *bias;        /* NULL: no bias */
   const long long *bias_dims;
   float *scores, *weights;  /* the row's stride floats each; weights may be scores */
+  float *gathered;          /* fast passes: the (b, s) row's decoded candidates [stride, 512] */
 } csa_attention_row;
 
 /* The dense window of the row at position, as csa128.cu and csa4.cu both lay it out. */

@@ -240,7 +240,8 @@ static void fixture_set_total(device_runtime *rt, csa_fixture *f, long long tota
 
 /* Needs NVRTC, not a GPU. */
 Test(csa128_device, compiles_to_an_sm90_cubin_with_every_kernel) {
-  static const char *const names[] = {CSA128_KERNEL_STATE, CSA128_KERNEL_COMPRESS, CSA128_KERNEL_ATTN_SCORES,
+  static const char *const names[] = {CSA128_KERNEL_STATE,        CSA128_KERNEL_COMPRESS,
+                                      CSA128_KERNEL_ATTN_GATHER,  CSA128_KERNEL_ATTN_SCORES,
                                       CSA128_KERNEL_ATTN_SOFTMAX, CSA128_KERNEL_ATTN_VALUES};
   gpu_test_expect_cubin(CSA128_KERNEL_FILE, names, sizeof names / sizeof names[0]);
 }

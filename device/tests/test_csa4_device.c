@@ -261,7 +261,7 @@ Test(csa4_device, compiles_to_an_sm90_cubin_with_every_kernel) {
   static const char *const names[] = {CSA4_KERNEL_STATE,        CSA4_KERNEL_MAIN_COMPRESS, CSA4_KERNEL_INDEX_COMPRESS,
                                       CSA4_KERNEL_INDEX_QUERY,  CSA4_KERNEL_INDEX_SCORE,   CSA4_KERNEL_SELECT,
                                       CSA4_KERNEL_BROADCAST,    CSA4_KERNEL_ATTN_SCORES,   CSA4_KERNEL_ATTN_SOFTMAX,
-                                      CSA4_KERNEL_ATTN_VALUES};
+                                      CSA4_KERNEL_ATTN_VALUES,  CSA4_KERNEL_ATTN_GATHER};
   gpu_test_expect_cubin(CSA4_KERNEL_FILE, names, sizeof names / sizeof names[0]);
 }
 
