@@ -164,13 +164,6 @@ static int csa128_launch(device_csa128 *k, int id, unsigned long long grid, unsi
                                threads, args);
 }
 
-/* The same, launched chained behind the kernel before it (device_runtime_launch_chained). */
-static int csa128_launch_chained(device_csa128 *k, int id, unsigned long long grid, unsigned threads,
-                                 void **args) {
-  return device_runtime_launch_chained(k->base.rt, k->kernels[id], csa128_kernel_names[id], grid,
-                                       threads, args);
-}
-
 static long long csa128_record_bytes(const csa_dims *d) {
   return d->format == CSA_CACHE_FP8 ? CSA128_FP8_RECORD_K : CSA128_F32_RECORD_K;
 }
@@ -244,13 +237,12 @@ static int csa128_launch_attention(device_csa128 *k, const csa_dims *d, const cs
     return csa128_launch(k, CSA128_K_ATTENTION, csa_device_blocks(rows), REF_ATTN_THREADS, args);
   return csa128_launch(k, CSA128_K_ATTN_GATHER, csa_device_blocks(csa_attn_gather_units(batch * seq, stride)),
                        CSA_TILE_THREADS, args) ||
-         csa128_launch_chained(k, CSA128_K_ATTN_SCORES,
-                               csa_device_blocks(csa_attn_score_units(batch * seq, heads, stride)), CSA_TILE_THREADS,
-                               args) ||
-         csa128_launch_chained(k, CSA128_K_ATTN_SOFTMAX, csa_device_blocks(csa_attn_softmax_units(batch * seq, heads)),
-                               CSA_TILE_THREADS, args) ||
-         csa128_launch_chained(k, CSA128_K_ATTN_VALUES, csa_device_blocks(csa_attn_value_units(batch * seq, heads)),
-                               CSA_TILE_THREADS, args);
+         csa128_launch(k, CSA128_K_ATTN_SCORES, csa_device_blocks(csa_attn_score_units(batch * seq, heads, stride)),
+                       CSA_TILE_THREADS, args) ||
+         csa128_launch(k, CSA128_K_ATTN_SOFTMAX, csa_device_blocks(csa_attn_softmax_units(batch * seq, heads)),
+                       CSA_TILE_THREADS, args) ||
+         csa128_launch(k, CSA128_K_ATTN_VALUES, csa_device_blocks(csa_attn_value_units(batch * seq, heads)),
+                       CSA_TILE_THREADS, args);
 }
 
 /* The launches after the metadata passed the contract. */

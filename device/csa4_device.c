@@ -248,14 +248,6 @@ static int csa4_launch(device_csa4 *k, int id, unsigned long long grid, unsigned
                                args);
 }
 
-/* The same, launched chained behind the kernel before it (device_runtime_launch_chained). */
-static int csa4_launch_chained(device_csa4 *k, int id, unsigned long long grid, unsigned threads,
-                               void **args) {
-  if (grid == 0) return 0;
-  return device_runtime_launch_chained(k->base.rt, k->kernels[id], csa4_kernel_names[id], grid, threads,
-                                       args);
-}
-
 static long long csa4_max_ll(long long a, long long b) { return a > b ? a : b; }
 
 /* Both carries and the past records of both caches; the only kernel that latches. */
@@ -356,12 +348,12 @@ static int csa4_launch_attention(device_csa4 *k, csa4_step *st) {
   if (p->heads == 0) return 0; /* no output row */
   return csa4_launch(k, CSA4_K_ATTN_GATHER, csa_device_blocks(csa_attn_gather_units(bs, stride)),
                      CSA_TILE_THREADS, fast_args) ||
-         csa4_launch_chained(k, CSA4_K_ATTN_SCORES, csa_device_blocks(csa_attn_score_units(bs, p->heads, stride)),
-                             CSA_TILE_THREADS, fast_args) ||
-         csa4_launch_chained(k, CSA4_K_ATTN_SOFTMAX, csa_device_blocks(csa_attn_softmax_units(bs, p->heads)),
-                             CSA_TILE_THREADS, fast_args) ||
-         csa4_launch_chained(k, CSA4_K_ATTN_VALUES, csa_device_blocks(csa_attn_value_units(bs, p->heads)),
-                             CSA_TILE_THREADS, fast_args);
+         csa4_launch(k, CSA4_K_ATTN_SCORES, csa_device_blocks(csa_attn_score_units(bs, p->heads, stride)),
+                     CSA_TILE_THREADS, fast_args) ||
+         csa4_launch(k, CSA4_K_ATTN_SOFTMAX, csa_device_blocks(csa_attn_softmax_units(bs, p->heads)),
+                     CSA_TILE_THREADS, fast_args) ||
+         csa4_launch(k, CSA4_K_ATTN_VALUES, csa_device_blocks(csa_attn_value_units(bs, p->heads)),
+                     CSA_TILE_THREADS, fast_args);
 }
 
 static int csa4_launch_part(device_csa4 *k, csa4_step *st, int part) {

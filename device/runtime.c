@@ -246,29 +246,6 @@ int device_runtime_launch(device_runtime *rt, void *kernel, const char *name,
   return rt_check(rt, cudaLaunchKernel((const void *)kernel, g, b, args, 0, rt->stream), what);
 }
 
-int device_runtime_launch_chained(device_runtime *rt, void *kernel, const char *name,
-                                  unsigned long long grid, unsigned block, void **args) {
-  char what[RT_NAME_MAX + 64];
-  cudaLaunchConfig_t config;
-  cudaLaunchAttribute chained;
-  /* an A/B switch for timing and a way to rule the chaining out when a result looks wrong */
-  if (getenv("BITGATE_UNCHAINED")) return device_runtime_launch(rt, kernel, name, grid, block, args);
-  if (grid == 0 || grid > 0x7fffffffull || block == 0 || block > 1024)
-    return rt_fail(rt, "launch %s: bad shape grid %llu, block %u", name, grid, block);
-  memset(&config, 0, sizeof config);
-  memset(&chained, 0, sizeof chained);
-  config.gridDim.x = (unsigned)grid;
-  config.blockDim.x = block;
-  config.gridDim.y = config.gridDim.z = config.blockDim.y = config.blockDim.z = 1;
-  config.stream = rt->stream;
-  chained.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  chained.val.programmaticStreamSerializationAllowed = 1;
-  config.attrs = &chained;
-  config.numAttrs = 1;
-  snprintf(what, sizeof what, "cudaLaunchKernelExC(%s, programmatic)", name);
-  return rt_check(rt, cudaLaunchKernelExC(&config, (const void *)kernel, args), what);
-}
-
 int device_runtime_copy_to_host(device_runtime *rt, void *host, const void *dptr, size_t bytes) {
   if (rt_refuse_capturing(rt, "a device-to-host copy")) return 1;
   if (rt_check(rt, cudaStreamSynchronize(rt->stream), "cudaStreamSynchronize(before copy to host)"))

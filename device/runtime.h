@@ -108,18 +108,6 @@ int device_runtime_launch(device_runtime *rt, void *kernel, const char *name,
                           unsigned long long grid, unsigned block, void **args);
 
 /*
-** device_runtime_launch as a programmatic dependent launch: the kernel's
-** blocks may start while the kernel before it on the stream is finishing.
-** Only for kernels that run griddepcontrol.wait before their first memory
-** access (csa_pdl_chain in csa_kernel_common.h), which waits for the whole
-** previous kernel and its writes; they then let the next chained kernel
-** launch.  Legal while capturing (the graph keeps the edge programmatic).
-** With BITGATE_UNCHAINED set in the environment it is device_runtime_launch.
-*/
-int device_runtime_launch_chained(device_runtime *rt, void *kernel, const char *name,
-                                  unsigned long long grid, unsigned block, void **args);
-
-/*
 ** Syncs, then copies bytes from the device address dptr (any allocation on
 ** this device, e.g. a pool slot) to host, then syncs; refused while capturing.
 */

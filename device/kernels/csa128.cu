@@ -351,7 +351,6 @@ struct csa128_row_at {
                                           cache_fp8 ? CSA128_FP8_RECORD_K : CSA128_F32_RECORD_K, cache_fp8,  \
                                           scale, bias_dims};                                                 \
     csa_cursor cur;                                                                                           \
-    csa_pdl_chain();                                                                                          \
     if (!csa128_cursor(&cur, total_ptr, seq, kv_len, past_capacity, present_capacity)) return;               \
     {                                                                                                         \
       const csa128_row_at at = {&shape, &cur, query, current_kv, sink, has_bias ? bias : NULL, cache, y,    \

@@ -340,7 +340,6 @@ struct csa4_row_at {
            const int *selection, const float *sink, const float *bias, float *y, float *scores,              \
            float *weights, float *gathered, const long long *total_ptr) {                                     \
     csa_cursor cur;                                                                                           \
-    csa_pdl_chain();                                                                                          \
     if (!csa4_cursor(&cur, total_ptr, &p)) return;                                                            \
     {                                                                                                         \
       const csa4_row_at at = {&p,   &cur,     query,  current_kv, sink,    bias,                               \

@@ -139,6 +139,34 @@ static __device__ __forceinline__ void csa_load_query(float4 *qf, const csa_atte
 }
 
 /*
+** acc + q[0] * k[0] + q[1] * k[1] + ... over CSA_TILE_K dims, in that order
+** (each product rounded, then added), q and k 16-byte aligned: the next
+** eight dims are loaded while the last eight are added, so that the chain
+** waits on its adds, not on shared-memory loads.
+*/
+static __device__ __forceinline__ float csa_dot_in_order(const float *q, const float *k, float acc) {
+  float4 qa = *(const float4 *)q, qb = *(const float4 *)(q + 4);
+  float4 ka = *(const float4 *)k, kb = *(const float4 *)(k + 4);
+  int i;
+#pragma unroll 4
+  for (i = 8; i <= CSA_TILE_K; i += 8) {
+    const int next = i < CSA_TILE_K ? i : 0; /* the last step reloads dims 0..7, unused */
+    const float4 nqa = *(const float4 *)(q + next), nqb = *(const float4 *)(q + next + 4);
+    const float4 nka = *(const float4 *)(k + next), nkb = *(const float4 *)(k + next + 4);
+    acc = acc + qa.x * ka.x;
+    acc = acc + qa.y * ka.y;
+    acc = acc + qa.z * ka.z;
+    acc = acc + qa.w * ka.w;
+    acc = acc + qb.x * kb.x;
+    acc = acc + qb.y * kb.y;
+    acc = acc + qb.z * kb.z;
+    acc = acc + qb.w * kb.w;
+    qa = nqa, qb = nqb, ka = nka, kb = nkb;
+  }
+  return acc;
+}
+
+/*
 ** Pass 1.  Units (bs, head tile, candidate tile), block-stride; warp w
 ** scores candidate c0 + lane for head h0 + w.  The second chunk of dims is
 ** loaded while the first is multiplied.
@@ -156,7 +184,7 @@ static __device__ void csa_attn_scores(const RowAt &row_at, const csa_cursor *cu
     const long long q = csa_div_ll(unit, ctiles), bs = csa_div_ll(q, htiles);
     const long long h0 = (q - bs * htiles) * CSA_TILE_HEADS, c0 = (unit - q * ctiles) * CSA_TILE_CANDS;
     const long long c = c0 + lane, h = h0 + warp;
-    csa_attention_row r, rh;
+    csa_attention_row r;
     const float *kv;
     const nx_u8 *rec;
     float acc = 0.0f, score = csa_neg_inf();
@@ -186,25 +214,15 @@ static __device__ void csa_attn_scores(const RowAt &row_at, const csa_cursor *cu
           csa_load_keys(kf, &r, c0, d0 + CSA_TILE_K);
           csa_load_query(qf, &r, heads, h0, d0 + CSA_TILE_K);
         }
-        if (h < heads) {
-#pragma unroll 4
-          for (i = 0; i < CSA_TILE_K; i += 4) {
-            const float4 q4 = *(const float4 *)&qs[warp][i], k4 = *(const float4 *)&ks[lane][i];
-            acc = acc + q4.x * k4.x;
-            acc = acc + q4.y * k4.y;
-            acc = acc + q4.z * k4.z;
-            acc = acc + q4.w * k4.w;
-          }
-        }
+        if (h < heads) acc = csa_dot_in_order(qs[warp], ks[lane], acc);
       }
     }
     if (h >= heads || c >= stride) continue;
-    row_at(bs * heads + h, &rh);
-    if (live) {
-      score = acc * rh.scale;
-      if (rh.bias) score = score + csa_bias_at(rh.bias, rh.bias_dims, rh.b, rh.h, rh.s, c);
+    if (live) { /* row h's scale and bias are row h0's; only the head differs */
+      score = acc * r.scale;
+      if (r.bias) score = score + csa_bias_at(r.bias, r.bias_dims, r.b, h, r.s, c);
     }
-    rh.scores[c] = score;
+    r.scores[warp * stride + c] = score;
   }
 }
 
@@ -313,6 +331,37 @@ static __device__ void csa_attn_softmax(const RowAt &row_at, long long rows) {
 }
 
 /*
+** acc + p[0] * v[0] + p[1] * v[CSA_TILE_DIMS] + ... over n candidates, in
+** that order, p 16-byte aligned, v a lane's column of the staged values:
+** the next four terms are loaded while the last four are added.
+*/
+static __device__ __forceinline__ float csa_weighted_sum_in_order(const float *p, const float *v, int n,
+                                                                  float acc) {
+  int i = 0;
+  if (n >= 4) {
+    float4 p4 = *(const float4 *)p;
+    float v0 = v[0], v1 = v[CSA_TILE_DIMS], v2 = v[2 * CSA_TILE_DIMS], v3 = v[3 * CSA_TILE_DIMS];
+#pragma unroll 4
+    for (i = 4; i + 4 <= n; i += 4) {
+      const float *nv = v + i * CSA_TILE_DIMS;
+      const float4 np4 = *(const float4 *)(p + i);
+      const float n0 = nv[0], n1 = nv[CSA_TILE_DIMS], n2 = nv[2 * CSA_TILE_DIMS], n3 = nv[3 * CSA_TILE_DIMS];
+      acc = acc + p4.x * v0;
+      acc = acc + p4.y * v1;
+      acc = acc + p4.z * v2;
+      acc = acc + p4.w * v3;
+      p4 = np4, v0 = n0, v1 = n1, v2 = n2, v3 = n3;
+    }
+    acc = acc + p4.x * v0;
+    acc = acc + p4.y * v1;
+    acc = acc + p4.z * v2;
+    acc = acc + p4.w * v3;
+  }
+  for (; i < n; i++) acc = acc + p[i] * v[i * CSA_TILE_DIMS];
+  return acc;
+}
+
+/*
 ** Pass 3's loads of candidates c0 .. c0 + CSA_TILE_CHUNK - 1: thread t's
 ** probability of each head (-inf past count or heads), and float4 i of the
 ** chunk's values is number t + CSA_TILE_THREADS * i, row-major over the
@@ -381,16 +430,7 @@ static __device__ void csa_attn_values(const RowAt &row_at, long long bs_rows, l
             if (!nx_csa_is_neg_inf(p)) acc = acc + p * vs[i][lane];
           }
         } else {
-          const float *pp = ps[warp], *vp = &vs[0][lane];
-#pragma unroll 4
-          for (i = 0; i + 4 <= n; i += 4, vp += 4 * CSA_TILE_DIMS) {
-            const float4 p4 = *(const float4 *)(pp + i);
-            acc = acc + p4.x * vp[0];
-            acc = acc + p4.y * vp[CSA_TILE_DIMS];
-            acc = acc + p4.z * vp[2 * CSA_TILE_DIMS];
-            acc = acc + p4.w * vp[3 * CSA_TILE_DIMS];
-          }
-          for (; i < n; i++, vp += CSA_TILE_DIMS) acc = acc + pp[i] * vp[0];
+          acc = csa_weighted_sum_in_order(ps[warp], &vs[0][lane], n, acc);
         }
       }
     }

@@ -37,19 +37,6 @@ static __device__ __forceinline__ float csa_neg_inf(void) {
   return nx_f32_from_bits(NX_CSA_NEG_INF_BITS);
 }
 
-/*
-** First statement of a kernel launched with device_runtime_launch_chained
-** (programmatic dependent launch): wait until the kernel before it on the
-** stream has finished and its writes are visible, then let the next chained
-** kernel's blocks launch, so that their start overlaps this kernel's run.
-** Waiting before anything else keeps the stream's order exact: the next
-** kernel's own wait returns only after this one has finished, so after every
-** kernel before it too.  In a kernel launched plainly both are no-ops.
-*/
-static __device__ __forceinline__ void csa_pdl_chain(void) {
-  asm volatile("griddepcontrol.wait;\n\tgriddepcontrol.launch_dependents;" ::: "memory");
-}
-
 typedef struct csa_cursor {
   long long total, start, past_records, present_records, kv_used, kv_base;
 } csa_cursor;
