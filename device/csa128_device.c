@@ -1,7 +1,7 @@
 /*
 ** csa128_device.c: the CSA ratio-128 launcher (see csa128_device.h).
 **
-** The order of launches, the scratch slot and what each kernel gets are the
+** The order of launches, the scratch slots and what each kernel gets are the
 ** whole of it; the arithmetic lives in device/kernels/csa128.cu and the
 ** contract in the oracle (csa_validate, csa_validate_cursor).  Kernel
 ** arguments are passed as cudaLaunchKernel wants them: an array of pointers
@@ -126,7 +126,7 @@ int device_csa128_scratch_fill(device_csa128 *k, int byte) {
 
 /* ---- one execute ---------------------------------------------------------------- */
 
-/* Fills b: the tensors' addresses, then the scratch slot. */
+/* Fills b: the tensors' addresses, then the scratch slots ("gathered" for the fast variant only). */
 static int csa128_prepare(device_csa128 *k, const csa_dims *d, const device_tensor *const *in,
                           device_tensor *const *out, csa128_buffers *b, op_error *err) {
   const long long scores_dims[4] = {d->batch, d->seq, d->heads, d->score_stride};

@@ -16,7 +16,8 @@
 **
 ** Scratch slots: the four stage payloads (csa4_stage_slot) and "weights",
 ** the attention's exps and probabilities (kept apart from "scores" so that
-** the CandidateAssembly payload survives the softmax).
+** the CandidateAssembly payload survives the softmax), and for the fast
+** variant "gathered", the attention's candidates decoded to f32 once.
 */
 #include "device/csa4_device.h"
 #include "device/csa_device_common.h"

@@ -11,10 +11,10 @@
 **                       each new token's kv into its carry slot, gate + ape
 **                       into the slot's score, and at every 128th position
 **                       one finished record;
-**   csa128_attn_scores, csa_attention_tiles.h's three passes (tiles of heads
-**   csa128_attn_softmax, x candidates, a warp per row, tiles of heads x
-**   csa128_attn_values  dims) over the dense window, then the finished
-**                       records, with a sink.
+**   csa128_attn_gather, csa_attention_tiles.h's four passes (the candidates
+**   csa128_attn_scores, decoded once, tiles of heads x candidates, a block
+**   csa128_attn_softmax, per row, tiles of heads x dims) over the dense
+**   csa128_attn_values  window, then the finished records, with a sink.
 **
 ** The cursor: every kernel reads total_sequence_length (one i64) on the
 ** device, never the host, so a captured graph replays whatever cursor the
@@ -319,12 +319,13 @@ extern "C" __global__ void __cluster_dims__(CSA128_COMPRESS_CLUSTER, 1, 1)
 
 /*
 ** Output rows (b, s, h) of Y [B, S, heads, 512] as csa_attention_tiles.h's
-** three passes, each kernel block-stride over its own units.  query [B, S,
+** four passes, each kernel block-stride over its own units.  query [B, S,
 ** heads, 512]; current_kv [B, L, 512]; cache: the present records [B, Rc,
 ** W]; sink [heads]; bias as bd0..bd3 (has_bias 0: NULL); scores: [B * S *
 ** heads, 128 + Rc] f32 scratch, a row's scores, then its exps, then its
 ** probabilities (weights = scores).  Record candidates: the finished
-** records r < min(Rc, (position + 1) / 128).  The three take the same
+** records r < min(Rc, (position + 1) / 128).  gathered: [B * S, 128 + Rc,
+** 512] f32 scratch, the decoded candidates.  The four take the same
 ** arguments.
 */
 struct csa128_row_at {

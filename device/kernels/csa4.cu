@@ -28,10 +28,11 @@
 **                        (csa4_select.h; Selection payload);
 **   csa4_broadcast       the selection over the index heads (output 5, only
 **                        in the 6-output configuration);
-**   csa4_attn_scores,    csa_attention_tiles.h's three passes over the dense
-**   csa4_attn_softmax,   window and the selected records: tiles of heads x
-**   csa4_attn_values     candidates, a warp per row, tiles of heads x dims
-**                        (CandidateAssembly payload, Y).
+**   csa4_attn_gather,    csa_attention_tiles.h's four passes over the dense
+**   csa4_attn_scores,    window and the selected records: the candidates
+**   csa4_attn_softmax,   decoded once, tiles of heads x candidates, a block
+**   csa4_attn_values     per row, tiles of heads x dims (CandidateAssembly
+**                        payload, Y).
 **
 ** The cursor is read on the device (csa_kernel_common.h).  A cursor that
 ** breaks csa_validate_cursor's rules for either cache makes csa4_state_copy
@@ -315,11 +316,12 @@ extern "C" __global__ void __launch_bounds__(CSA4_BROADCAST_THREADS)
 
 /*
 ** Output rows (b, s, h) of Y [B, S, heads, 512] as csa_attention_tiles.h's
-** three passes, each kernel block-stride over its own units.  Candidates:
+** four passes, each kernel block-stride over its own units.  Candidates:
 ** the dense window, then slot 0..topk of the row's selection (live iff 0 <=
-** record < total / 4), read straight from the packed cache [B, Rc, 583].
-** scores and weights: [B * S * heads, 128 + topk] scratch; scores stays the
-** CandidateAssembly payload.  The three take the same arguments.
+** record < total / 4), read from the packed cache [B, Rc, 583] by the
+** gather only.  scores and weights: [B * S * heads, 128 + topk] scratch;
+** scores stays the CandidateAssembly payload.  gathered: [B * S, 128 +
+** topk, 512] f32 scratch.  The four take the same arguments.
 */
 struct csa4_row_at {
   const csa4_shape *p;

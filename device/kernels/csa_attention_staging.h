@@ -1,9 +1,9 @@
 /*
-** csa_attention_staging.h: how the fast CSA attention passes
-** (csa_attention_tiles.h) bring a chunk's candidate rows into shared
-** memory: a table of the rows (csa_cand_entry), then every element fetched
-** as raw bytes before any is decoded (csa_fetch, csa_fetched_value, with
-** the decoding tables of csa_decode_tables).  CUDA C++, included by
+** csa_attention_staging.h: how the fast CSA attention's gather pass
+** (csa_attention_tiles.h) decodes a candidate row: where the row lies and
+** how it is stored (csa_cand_entry), then every element fetched as raw bytes
+** before any is decoded (csa_fetch, csa_fetched_value, with the decoding
+** tables of csa_decode_tables).  CUDA C++, included by
 ** csa_attention_tiles.h after numerics.h, nx_csa.h, csa_kernel_common.h and
 ** csa_sink_attention.h.
 */
@@ -14,11 +14,9 @@
 enum { CSA_ROW_NONE = 0, CSA_ROW_F32 = 1, CSA_ROW_FP8 = 2 };
 
 /*
-** Entry i of a shared table of candidate rows: candidate c's row and how it
-** is stored (CSA_ROW_NONE: not live, or beyond count); record is
-** csa_candidate_record(r, c), loaded earlier so that no stage waits on it.
-** The staging loads that follow a table then depend on no selection load and
-** can all be in flight at once; a barrier must come before the table is read.
+** Entry i of a table of candidate rows (the gather's is one entry a warp):
+** candidate c's row and how it is stored (CSA_ROW_NONE: not live, or beyond
+** count); record is csa_candidate_record(r, c).
 */
 static __device__ __forceinline__ void csa_cand_entry(const void **row, unsigned char *kind, int i,
                                                       const csa_attention_row *r, const csa_cursor *cur,
@@ -34,7 +32,7 @@ static __device__ __forceinline__ void csa_cand_entry(const void **row, unsigned
 ** Element dbase + lane of a table row in two steps, dbase a multiple of 32:
 ** its bytes as loaded (the f32 bits, or an FP8 code and its block's scale
 ** byte, or a bf16 tail's two bytes), then its value (0 for no row: never
-** read as one).  A stage issues every fetch of its rows before it decodes
+** read as one).  The gather issues every fetch of a row before it decodes
 ** any, so that its loads are in flight together and it waits once; both
 ** steps are branch-free (predicated loads, selects), so that a warp's
 ** fetches and decodes of several rows overlap.  A run of 32 dims from a
