@@ -60,11 +60,11 @@
 #include "csa_attention_staging.h"
 
 #define CSA_TILE_WARPS (CSA_TILE_THREADS / 32)
-#define CSA_GATHER_RUNS (CSA_ATTN_DIM / 32)                                      /* runs of 32 dims a row: 16 */
-#define CSA_KEY_LOADS (CSA_TILE_CANDS * CSA_TILE_K / 4 / CSA_TILE_THREADS)         /* float4s of keys a thread: 8 */
-#define CSA_QUERY_LOADS (CSA_TILE_HEADS * CSA_TILE_K / 4 / CSA_TILE_THREADS)       /* of the query: 2 */
-#define CSA_VALUE_LOADS (CSA_TILE_CHUNK * CSA_TILE_DIMS / 4 / CSA_TILE_THREADS)    /* of values: 8 */
-#define CSA_SOFTMAX_BATCH 1024                                                    /* exps summed from shared memory at once */
+#define CSA_GATHER_RUNS (CSA_ATTN_DIM / 32)                                   /* runs of 32 dims a row: 16 */
+#define CSA_KEY_LOADS (CSA_TILE_CANDS * CSA_TILE_K / 4 / CSA_TILE_THREADS)      /* float4s of keys a thread: 8 */
+#define CSA_QUERY_LOADS (CSA_TILE_HEADS * CSA_TILE_K / 4 / CSA_TILE_THREADS)    /* of the query: 2 */
+#define CSA_VALUE_LOADS (CSA_TILE_CHUNK * CSA_TILE_DIMS / 4 / CSA_TILE_THREADS) /* of values: 8 */
+#define CSA_SOFTMAX_BATCH 1024 /* exps summed from shared memory at once */
 #define CSA_SOFTMAX_HELD (CSA_SOFTMAX_BATCH / CSA_TILE_THREADS)
 
 /* Where the fast passes find the (b, s) row group of output row `row`: gathered [bs_rows, stride, 512]. */
@@ -138,6 +138,29 @@ static __device__ __forceinline__ void csa_load_query(float4 *qf, const csa_atte
   }
 }
 
+/* The in-order steps the chains below are made of: four terms each, added one by one. */
+static __device__ __forceinline__ float csa_add4(float sum, float4 x) {
+  sum = sum + x.x;
+  sum = sum + x.y;
+  sum = sum + x.z;
+  return sum + x.w;
+}
+
+static __device__ __forceinline__ float csa_dot4(float acc, float4 q, float4 k) {
+  acc = acc + q.x * k.x;
+  acc = acc + q.y * k.y;
+  acc = acc + q.z * k.z;
+  return acc + q.w * k.w;
+}
+
+static __device__ __forceinline__ float csa_weighted4(float acc, float4 p, float v0, float v1, float v2,
+                                                      float v3) {
+  acc = acc + p.x * v0;
+  acc = acc + p.y * v1;
+  acc = acc + p.z * v2;
+  return acc + p.w * v3;
+}
+
 /*
 ** acc + q[0] * k[0] + q[1] * k[1] + ... over CSA_TILE_K dims, in that order
 ** (each product rounded, then added), q and k 16-byte aligned: the next
@@ -153,14 +176,7 @@ static __device__ __forceinline__ float csa_dot_in_order(const float *q, const f
     const int next = i < CSA_TILE_K ? i : 0; /* the last step reloads dims 0..7, unused */
     const float4 nqa = *(const float4 *)(q + next), nqb = *(const float4 *)(q + next + 4);
     const float4 nka = *(const float4 *)(k + next), nkb = *(const float4 *)(k + next + 4);
-    acc = acc + qa.x * ka.x;
-    acc = acc + qa.y * ka.y;
-    acc = acc + qa.z * ka.z;
-    acc = acc + qa.w * ka.w;
-    acc = acc + qb.x * kb.x;
-    acc = acc + qb.y * kb.y;
-    acc = acc + qb.z * kb.z;
-    acc = acc + qb.w * kb.w;
+    acc = csa_dot4(csa_dot4(acc, qa, ka), qb, kb);
     qa = nqa, qb = nqb, ka = nka, kb = nkb;
   }
   return acc;
@@ -237,25 +253,11 @@ static __device__ __forceinline__ float csa_sum_in_order(const float *x, int n, 
     float4 a = *(const float4 *)x, b = *(const float4 *)(x + 4);
     for (i = 8; i + 8 <= n; i += 8) {
       const float4 next_a = *(const float4 *)(x + i), next_b = *(const float4 *)(x + i + 4);
-      sum = sum + a.x;
-      sum = sum + a.y;
-      sum = sum + a.z;
-      sum = sum + a.w;
-      sum = sum + b.x;
-      sum = sum + b.y;
-      sum = sum + b.z;
-      sum = sum + b.w;
+      sum = csa_add4(csa_add4(sum, a), b);
       a = next_a;
       b = next_b;
     }
-    sum = sum + a.x;
-    sum = sum + a.y;
-    sum = sum + a.z;
-    sum = sum + a.w;
-    sum = sum + b.x;
-    sum = sum + b.y;
-    sum = sum + b.z;
-    sum = sum + b.w;
+    sum = csa_add4(csa_add4(sum, a), b);
   }
   for (; i < n; i++) sum = sum + x[i];
   return sum;
@@ -346,16 +348,10 @@ static __device__ __forceinline__ float csa_weighted_sum_in_order(const float *p
       const float *nv = v + i * CSA_TILE_DIMS;
       const float4 np4 = *(const float4 *)(p + i);
       const float n0 = nv[0], n1 = nv[CSA_TILE_DIMS], n2 = nv[2 * CSA_TILE_DIMS], n3 = nv[3 * CSA_TILE_DIMS];
-      acc = acc + p4.x * v0;
-      acc = acc + p4.y * v1;
-      acc = acc + p4.z * v2;
-      acc = acc + p4.w * v3;
+      acc = csa_weighted4(acc, p4, v0, v1, v2, v3);
       p4 = np4, v0 = n0, v1 = n1, v2 = n2, v3 = n3;
     }
-    acc = acc + p4.x * v0;
-    acc = acc + p4.y * v1;
-    acc = acc + p4.z * v2;
-    acc = acc + p4.w * v3;
+    acc = csa_weighted4(acc, p4, v0, v1, v2, v3);
   }
   for (; i < n; i++) acc = acc + p[i] * v[i * CSA_TILE_DIMS];
   return acc;
