@@ -59,6 +59,8 @@ enum csa4_kernel_id {
   CSA4_K_ATTN_SCORES,
   CSA4_K_ATTN_SOFTMAX,
   CSA4_K_ATTN_VALUES,
+  CSA4_K_ATTN_SCORES_WIDE,
+  CSA4_K_ATTN_VALUES_WIDE,
   CSA4_K_FAST_COUNT, /* csa4.cu's kernels end here */
   CSA4_K_ATTENTION = CSA4_K_FAST_COUNT, /* the reference's attention, in csa4_reference.cu only */
   CSA4_K_COUNT
@@ -71,6 +73,7 @@ static const char *const csa4_kernel_names[CSA4_K_COUNT] = {
     [CSA4_K_BROADCAST] = CSA4_KERNEL_BROADCAST, [CSA4_K_ATTN_GATHER] = CSA4_KERNEL_ATTN_GATHER,
     [CSA4_K_ATTN_SCORES] = CSA4_KERNEL_ATTN_SCORES,
     [CSA4_K_ATTN_SOFTMAX] = CSA4_KERNEL_ATTN_SOFTMAX, [CSA4_K_ATTN_VALUES] = CSA4_KERNEL_ATTN_VALUES,
+    [CSA4_K_ATTN_SCORES_WIDE] = CSA4_KERNEL_ATTN_SCORES_WIDE, [CSA4_K_ATTN_VALUES_WIDE] = CSA4_KERNEL_ATTN_VALUES_WIDE,
     [CSA4_K_ATTENTION] = CSA4_KERNEL_ATTENTION,
 };
 
@@ -344,17 +347,21 @@ static int csa4_launch_attention(device_csa4 *k, csa4_step *st) {
                   &bias,      &y,     &scores,     &weights, &total};
   void *fast_args[] = {&st->shape, &query, &current_kv, &cache,    &selection, &sink,
                        &bias,      &y,     &scores,     &weights,  &gathered,  &total};
+  static const int narrow_kernel[CSA_ATTN_PASSES] = {CSA4_K_ATTN_GATHER, CSA4_K_ATTN_SCORES, CSA4_K_ATTN_SOFTMAX,
+                                                     CSA4_K_ATTN_VALUES};
+  static const int wide_kernel[CSA_ATTN_PASSES] = {CSA4_K_ATTN_GATHER, CSA4_K_ATTN_SCORES_WIDE, CSA4_K_ATTN_SOFTMAX,
+                                                   CSA4_K_ATTN_VALUES_WIDE};
+  csa_attn_launch plan[CSA_ATTN_PASSES];
+  int i;
   if (k->variant == DEVICE_VARIANT_REFERENCE)
     return csa4_launch(k, CSA4_K_ATTENTION, csa_device_blocks(bs * p->heads), REF_ATTN_THREADS, args);
   if (p->heads == 0) return 0; /* no output row */
-  return csa4_launch(k, CSA4_K_ATTN_GATHER, csa_device_blocks(csa_attn_gather_units(bs, stride)),
-                     CSA_TILE_THREADS, fast_args) ||
-         csa4_launch(k, CSA4_K_ATTN_SCORES, csa_device_blocks(csa_attn_score_units(bs, p->heads, stride)),
-                     CSA_TILE_THREADS, fast_args) ||
-         csa4_launch(k, CSA4_K_ATTN_SOFTMAX, csa_device_blocks(csa_attn_softmax_units(bs, p->heads)),
-                     CSA_TILE_THREADS, fast_args) ||
-         csa4_launch(k, CSA4_K_ATTN_VALUES, csa_device_blocks(csa_attn_value_units(bs, p->heads)),
-                     CSA_TILE_THREADS, fast_args);
+  csa_device_attention_plan(bs, p->heads, stride, plan);
+  for (i = 0; i < CSA_ATTN_PASSES; i++)
+    if (csa4_launch(k, plan[i].wide ? wide_kernel[i] : narrow_kernel[i], plan[i].blocks, CSA_TILE_THREADS,
+                    fast_args))
+      return 1;
+  return 0;
 }
 
 static int csa4_launch_part(device_csa4 *k, csa4_step *st, int part) {

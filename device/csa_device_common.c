@@ -4,6 +4,7 @@
 ** toolkit too (device_none.c's runtime then refuses to start).
 */
 #include "device/csa_device_common.h"
+#include "device/kernels/csa_attention_abi.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -196,4 +197,20 @@ int csa_device_capture(const csa_device_base *base, int (*run)(void *ctx, op_err
   if (device_runtime_capture_end(base->rt, graph) && !rc) rc = csa_device_failed(base, err, "capture");
   if (rc && *graph) device_graph_destroy(*graph), *graph = NULL;
   return rc;
+}
+
+void csa_device_attention_plan(long long bs_rows, long long heads, long long stride,
+                               csa_attn_launch plan[CSA_ATTN_PASSES]) {
+  plan[CSA_ATTN_GATHER].wide = 0;
+  plan[CSA_ATTN_GATHER].blocks = csa_device_blocks(csa_attn_gather_units(bs_rows, stride));
+  plan[CSA_ATTN_SCORES].wide = csa_attn_wide_scores(bs_rows, heads, stride);
+  plan[CSA_ATTN_SCORES].blocks = csa_device_blocks(plan[CSA_ATTN_SCORES].wide
+                                                       ? csa_attn_wide_score_units(bs_rows, heads, stride)
+                                                       : csa_attn_score_units(bs_rows, heads, stride));
+  plan[CSA_ATTN_SOFTMAX].wide = 0;
+  plan[CSA_ATTN_SOFTMAX].blocks = csa_device_blocks(csa_attn_softmax_units(bs_rows, heads));
+  plan[CSA_ATTN_VALUES].wide = csa_attn_wide_values(bs_rows, heads);
+  plan[CSA_ATTN_VALUES].blocks = csa_device_blocks(plan[CSA_ATTN_VALUES].wide
+                                                       ? csa_attn_wide_value_units(bs_rows, heads)
+                                                       : csa_attn_value_units(bs_rows, heads));
 }

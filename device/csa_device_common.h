@@ -101,4 +101,27 @@ unsigned long long csa_device_blocks(long long n);
 /* One cluster of `cluster` blocks per work item, at most CSA_DEVICE_MAX_GRID blocks (cluster-stride kernels). */
 unsigned long long csa_device_clusters(long long n, unsigned long long cluster);
 
+/* The fast attention's passes (csa_attention_tiles.h), in launch order. */
+typedef enum csa_attn_pass {
+  CSA_ATTN_GATHER,
+  CSA_ATTN_SCORES,
+  CSA_ATTN_SOFTMAX,
+  CSA_ATTN_VALUES,
+  CSA_ATTN_PASSES
+} csa_attn_pass;
+
+/* One pass's launch: its wide tiles or not (csa_attention_wide.h), and its blocks, one a unit. */
+typedef struct csa_attn_launch {
+  int wide;
+  unsigned long long blocks;
+} csa_attn_launch;
+
+/*
+** The launches of the four passes over bs_rows (b, s) row groups of `heads`
+** heads whose scores rows are `stride` wide: the same plan for both ratios,
+** whose launchers map each pass to their own kernel.
+*/
+void csa_device_attention_plan(long long bs_rows, long long heads, long long stride,
+                               csa_attn_launch plan[CSA_ATTN_PASSES]);
+
 #endif /* DEVICE_CSA_DEVICE_COMMON_H */

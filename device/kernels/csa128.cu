@@ -366,3 +366,6 @@ CSA128_ATTENTION_KERNEL(csa128_attn_scores,
                         csa_attn_scores(at, &cur, batch * seq, heads, CSA128_WINDOW_K + present_capacity))
 CSA128_ATTENTION_KERNEL(csa128_attn_softmax, csa_attn_softmax(at, batch * seq * heads))
 CSA128_ATTENTION_KERNEL(csa128_attn_values, csa_attn_values(at, batch * seq, heads))
+CSA128_ATTENTION_KERNEL(csa128_attn_scores_wide,
+                        csa_attn_scores_wide(at, &cur, batch * seq, heads, CSA128_WINDOW_K + present_capacity))
+CSA128_ATTENTION_KERNEL(csa128_attn_values_wide, csa_attn_values_wide(at, batch * seq, heads))

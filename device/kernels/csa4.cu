@@ -32,7 +32,9 @@
 **   csa4_attn_scores,    window and the selected records: the candidates
 **   csa4_attn_softmax,   decoded once, tiles of heads x candidates, a block
 **   csa4_attn_values     per row, tiles of heads x dims (CandidateAssembly
-**                        payload, Y).
+**                        payload, Y); with many (b, s) rows the scores
+**                        and values passes are csa4_attn_scores_wide and
+**                        csa4_attn_values_wide (csa_attention_wide.h).
 **
 ** The cursor is read on the device (csa_kernel_common.h).  A cursor that
 ** breaks csa_validate_cursor's rules for either cache makes csa4_state_copy
@@ -354,3 +356,6 @@ CSA4_ATTENTION_KERNEL(csa4_attn_gather, csa_attn_gather(at, &cur, p.batch * p.se
 CSA4_ATTENTION_KERNEL(csa4_attn_scores, csa_attn_scores(at, &cur, p.batch * p.seq, p.heads, CSA4_WINDOW_K + p.topk))
 CSA4_ATTENTION_KERNEL(csa4_attn_softmax, csa_attn_softmax(at, p.batch * p.seq * p.heads))
 CSA4_ATTENTION_KERNEL(csa4_attn_values, csa_attn_values(at, p.batch * p.seq, p.heads))
+CSA4_ATTENTION_KERNEL(csa4_attn_scores_wide,
+                      csa_attn_scores_wide(at, &cur, p.batch * p.seq, p.heads, CSA4_WINDOW_K + p.topk))
+CSA4_ATTENTION_KERNEL(csa4_attn_values_wide, csa_attn_values_wide(at, p.batch * p.seq, p.heads))

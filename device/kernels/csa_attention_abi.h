@@ -15,6 +15,17 @@
 #define CSA_TILE_DIMS 32      /* output dims a values tile: a lane each */
 #define CSA_TILE_CHUNK 256    /* candidates a values tile stages at once: a thread each */
 #define CSA_GATHER_ROWS 8     /* candidate rows a gather block decodes: a warp each */
+#define CSA_WIDE_SCORE_HEADS 64 /* heads a wide scores tile: 8 a warp (csa_attention_wide.h) */
+#define CSA_WIDE_VALUE_HEADS 32 /* heads a wide values tile: 4 a warp */
+#define CSA_WIDE_VALUE_DIMS 128 /* output dims a wide values tile: 4 a lane */
+/*
+** A pass takes its wide tiles once they are at least this many: two for
+** each of an H200's 132 SMs.  Fewer wide tiles would leave SMs idle, where
+** the narrow ones (8 times as many scores tiles, 4 times as many values
+** tiles) reach them.  A constant, not the device's SM count, so that a case
+** runs the same kernels on every GPU.
+*/
+#define CSA_WIDE_MIN_UNITS 264
 
 #ifdef __CUDACC__
 #define CSA_ABI_FN static __host__ __device__ __forceinline__
@@ -44,6 +55,26 @@ CSA_ABI_FN long long csa_attn_softmax_units(long long bs_rows, long long heads) 
 /* Values: (bs, head tile, dim tile) of the 512 output dims. */
 CSA_ABI_FN long long csa_attn_value_units(long long bs_rows, long long heads) {
   return bs_rows * csa_attn_head_tiles(heads) * (512 / CSA_TILE_DIMS);
+}
+
+/* Wide scores: (bs, head tile of CSA_WIDE_SCORE_HEADS, candidate tile). */
+CSA_ABI_FN long long csa_attn_wide_score_units(long long bs_rows, long long heads, long long stride) {
+  return bs_rows * ((heads + CSA_WIDE_SCORE_HEADS - 1) / CSA_WIDE_SCORE_HEADS) *
+         ((stride + CSA_TILE_CANDS - 1) / CSA_TILE_CANDS);
+}
+
+/* Wide values: (bs, head tile of CSA_WIDE_VALUE_HEADS, dim tile of CSA_WIDE_VALUE_DIMS). */
+CSA_ABI_FN long long csa_attn_wide_value_units(long long bs_rows, long long heads) {
+  return bs_rows * ((heads + CSA_WIDE_VALUE_HEADS - 1) / CSA_WIDE_VALUE_HEADS) * (512 / CSA_WIDE_VALUE_DIMS);
+}
+
+/* Whether the scores / values pass runs its wide tiles (see CSA_WIDE_MIN_UNITS). */
+CSA_ABI_FN int csa_attn_wide_scores(long long bs_rows, long long heads, long long stride) {
+  return csa_attn_wide_score_units(bs_rows, heads, stride) >= CSA_WIDE_MIN_UNITS;
+}
+
+CSA_ABI_FN int csa_attn_wide_values(long long bs_rows, long long heads) {
+  return csa_attn_wide_value_units(bs_rows, heads) >= CSA_WIDE_MIN_UNITS;
 }
 
 #endif /* CSA_ATTENTION_ABI_H */

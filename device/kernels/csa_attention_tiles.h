@@ -50,6 +50,10 @@
 ** chain is long (512 or 640 terms): it is fed from shared memory with wide
 ** loads, one barrier per staged chunk, never from global memory.
 **
+** With many (b, s) row groups the scores and values passes take the wide
+** tiles of csa_attention_wide.h instead (more chains a thread); the
+** launchers choose by csa_attn_wide_scores / csa_attn_wide_values.
+**
 ** These are the oracle's formulas (oracle/SPEC.md C3 and R7) and the
 ** reference kernels' (csa_sink_attention_reference.h), term for term.
 */
@@ -433,5 +437,7 @@ static __device__ void csa_attn_values(const RowAt &row_at, long long bs_rows, l
     if (h < heads) r.y[(h - h0) * CSA_ATTN_DIM + d0 + lane] = acc;
   }
 }
+
+#include "csa_attention_wide.h" /* the scores and values passes' tiles for many row groups */
 
 #endif /* CSA_ATTENTION_TILES_H */
