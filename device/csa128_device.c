@@ -247,7 +247,7 @@ static int csa128_launch_attention(device_csa128 *k, const csa_dims *d, const cs
     return csa128_launch(k, CSA128_K_ATTENTION, csa_device_blocks(rows), REF_ATTN_THREADS, args);
   csa_device_attention_plan(batch * seq, heads, stride, plan);
   for (i = 0; i < CSA_ATTN_PASSES; i++)
-    if (csa128_launch(k, plan[i].wide ? wide_kernel[i] : narrow_kernel[i], plan[i].blocks, CSA_TILE_THREADS, args))
+    if (csa128_launch(k, plan[i].wide ? wide_kernel[i] : narrow_kernel[i], plan[i].blocks, plan[i].threads, args))
       return 1;
   return 0;
 }

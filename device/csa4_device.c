@@ -358,7 +358,7 @@ static int csa4_launch_attention(device_csa4 *k, csa4_step *st) {
   if (p->heads == 0) return 0; /* no output row */
   csa_device_attention_plan(bs, p->heads, stride, plan);
   for (i = 0; i < CSA_ATTN_PASSES; i++)
-    if (csa4_launch(k, plan[i].wide ? wide_kernel[i] : narrow_kernel[i], plan[i].blocks, CSA_TILE_THREADS,
+    if (csa4_launch(k, plan[i].wide ? wide_kernel[i] : narrow_kernel[i], plan[i].blocks, plan[i].threads,
                     fast_args))
       return 1;
   return 0;

@@ -201,16 +201,21 @@ int csa_device_capture(const csa_device_base *base, int (*run)(void *ctx, op_err
 
 void csa_device_attention_plan(long long bs_rows, long long heads, long long stride,
                                csa_attn_launch plan[CSA_ATTN_PASSES]) {
-  plan[CSA_ATTN_GATHER].wide = 0;
-  plan[CSA_ATTN_GATHER].blocks = csa_device_blocks(csa_attn_gather_units(bs_rows, stride));
-  plan[CSA_ATTN_SCORES].wide = csa_attn_wide_scores(bs_rows, heads, stride);
-  plan[CSA_ATTN_SCORES].blocks = csa_device_blocks(plan[CSA_ATTN_SCORES].wide
-                                                       ? csa_attn_wide_score_units(bs_rows, heads, stride)
-                                                       : csa_attn_score_units(bs_rows, heads, stride));
-  plan[CSA_ATTN_SOFTMAX].wide = 0;
-  plan[CSA_ATTN_SOFTMAX].blocks = csa_device_blocks(csa_attn_softmax_units(bs_rows, heads));
-  plan[CSA_ATTN_VALUES].wide = csa_attn_wide_values(bs_rows, heads);
-  plan[CSA_ATTN_VALUES].blocks = csa_device_blocks(plan[CSA_ATTN_VALUES].wide
-                                                       ? csa_attn_wide_value_units(bs_rows, heads)
-                                                       : csa_attn_value_units(bs_rows, heads));
+  const int wide_scores = csa_attn_wide_scores(bs_rows, heads, stride), wide_values = csa_attn_wide_values(bs_rows, heads);
+  const long long units[CSA_ATTN_PASSES] = {
+      [CSA_ATTN_GATHER] = csa_attn_gather_units(bs_rows, stride),
+      [CSA_ATTN_SCORES] = csa_attn_score_units(bs_rows, heads, stride,
+                                               wide_scores ? CSA_WIDE_SCORE_HEADS : CSA_NARROW_SCORE_HEADS),
+      [CSA_ATTN_SOFTMAX] = csa_attn_softmax_units(bs_rows, heads),
+      [CSA_ATTN_VALUES] = wide_values ? csa_attn_value_units(bs_rows, heads, CSA_WIDE_VALUE_HEADS, CSA_WIDE_VALUE_DIMS)
+                                      : csa_attn_value_units(bs_rows, heads, CSA_NARROW_VALUE_HEADS,
+                                                             CSA_NARROW_VALUE_DIMS),
+  };
+  int i;
+  for (i = 0; i < CSA_ATTN_PASSES; i++) {
+    plan[i].wide = i == CSA_ATTN_SCORES ? wide_scores : i == CSA_ATTN_VALUES ? wide_values : 0;
+    plan[i].blocks = csa_device_blocks(units[i]);
+    plan[i].threads = (i == CSA_ATTN_SCORES || i == CSA_ATTN_VALUES) && !plan[i].wide ? CSA_NARROW_THREADS
+                                                                                     : CSA_TILE_THREADS;
+  }
 }

@@ -110,10 +110,11 @@ typedef enum csa_attn_pass {
   CSA_ATTN_PASSES
 } csa_attn_pass;
 
-/* One pass's launch: its wide tiles or not (csa_attention_wide.h), and its blocks, one a unit. */
+/* One pass's launch: its wide tiles or not (csa_attention_chains.h), its blocks (one a unit) and threads. */
 typedef struct csa_attn_launch {
   int wide;
   unsigned long long blocks;
+  unsigned threads;
 } csa_attn_launch;
 
 /*

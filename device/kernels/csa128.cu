@@ -267,7 +267,7 @@ extern "C" __global__ void __cluster_dims__(CSA128_COMPRESS_CLUSTER, 1, 1)
   const int d = rank * CSA128_POOL_DIMS + tid / CSA128_POOL_GROUPS;
   const long long first = __clusterIdx().x, clusters = __clusterGridDimInClusters().x;
   const long long record_bytes = cache_fp8 ? CSA128_FP8_RECORD_K : CSA128_F32_RECORD_K;
-  const float freq = !pooler && rank == 0 ? nx_csa_rope_freq(lane) : 0.0f;
+  const float freq = !pooler && rank == 0 ? csa_rope_freq_table[lane] : 0.0f;
   const float norm_w = rank == 0 && tid < CSA128_DIM_K ? norm[tid] : 0.0f; /* rank 0 parks it in norm_s */
   csa_cursor c;
   long long b, s, e = 0;
@@ -340,8 +340,8 @@ struct csa128_row_at {
   }
 };
 
-#define CSA128_ATTENTION_KERNEL(name, pass)                                                                   \
-  extern "C" __global__ void __launch_bounds__(CSA_TILE_THREADS, CSA_TILE_MIN_BLOCKS) name(                  \
+#define CSA128_ATTENTION_KERNEL(name, threads, pass)                                                                   \
+  extern "C" __global__ void __launch_bounds__(threads, CSA_TILE_MIN_BLOCKS * CSA_TILE_THREADS / (threads)) name(                  \
       const float *query, const float *current_kv, const nx_u8 *cache, const float *sink,                    \
       const float *bias, int has_bias, long long bd0, long long bd1, long long bd2, long long bd3, float *y, \
       float *scores, const long long *total_ptr, long long batch, long long seq, long long heads,           \
@@ -360,12 +360,16 @@ struct csa128_row_at {
     }                                                                                                         \
   }
 
-CSA128_ATTENTION_KERNEL(csa128_attn_gather,
+CSA128_ATTENTION_KERNEL(csa128_attn_gather, CSA_TILE_THREADS,
                         csa_attn_gather(at, &cur, batch * seq, heads, CSA128_WINDOW_K + present_capacity))
-CSA128_ATTENTION_KERNEL(csa128_attn_scores,
-                        csa_attn_scores(at, &cur, batch * seq, heads, CSA128_WINDOW_K + present_capacity))
-CSA128_ATTENTION_KERNEL(csa128_attn_softmax, csa_attn_softmax(at, batch * seq * heads))
-CSA128_ATTENTION_KERNEL(csa128_attn_values, csa_attn_values(at, batch * seq, heads))
-CSA128_ATTENTION_KERNEL(csa128_attn_scores_wide,
-                        csa_attn_scores_wide(at, &cur, batch * seq, heads, CSA128_WINDOW_K + present_capacity))
-CSA128_ATTENTION_KERNEL(csa128_attn_values_wide, csa_attn_values_wide(at, batch * seq, heads))
+CSA128_ATTENTION_KERNEL(csa128_attn_scores, CSA_NARROW_THREADS,
+                        csa_attn_scores<csa_narrow_scores>(at, &cur, batch * seq, heads,
+                                                           CSA128_WINDOW_K + present_capacity))
+CSA128_ATTENTION_KERNEL(csa128_attn_softmax, CSA_TILE_THREADS, csa_attn_softmax(at, batch * seq * heads))
+CSA128_ATTENTION_KERNEL(csa128_attn_values, CSA_NARROW_THREADS,
+                        csa_attn_values<csa_narrow_values>(at, batch * seq, heads))
+CSA128_ATTENTION_KERNEL(csa128_attn_scores_wide, CSA_TILE_THREADS,
+                        csa_attn_scores<csa_wide_scores>(at, &cur, batch * seq, heads,
+                                                         CSA128_WINDOW_K + present_capacity))
+CSA128_ATTENTION_KERNEL(csa128_attn_values_wide, CSA_TILE_THREADS,
+                        csa_attn_values<csa_wide_values>(at, batch * seq, heads))

@@ -34,7 +34,7 @@
 **   csa4_attn_values     per row, tiles of heads x dims (CandidateAssembly
 **                        payload, Y); with many (b, s) rows the scores
 **                        and values passes are csa4_attn_scores_wide and
-**                        csa4_attn_values_wide (csa_attention_wide.h).
+**                        csa4_attn_values_wide (csa_attention_chains.h).
 **
 ** The cursor is read on the device (csa_kernel_common.h).  A cursor that
 ** breaks csa_validate_cursor's rules for either cache makes csa4_state_copy
@@ -172,7 +172,7 @@ extern "C" __global__ void __cluster_dims__(CSA4_INDEX_CLUSTER, 1, 1) __launch_b
 ** block-stride: out (the same layout) <- bf16, RoPE at start + s, Hadamard
 ** and scale, then the FP4 round trip (the 68-byte record, read back with
 ** nx_csa_fp4_record_value).  Warp 1 computes the row's 32 RoPE angles
-** (nx_csa_rope_freq once a block) while warp 0 rounds the row; warp 0 then
+** (nx_csa_rope_freq from csa_rope_freq.h) while warp 0 rounds the row; warp 0 then
 ** runs csa4_index_transform, the compressor's own, into packed.
 */
 extern "C" __global__ void __launch_bounds__(CSA4_QUERY_THREADS)
@@ -182,7 +182,7 @@ extern "C" __global__ void __launch_bounds__(CSA4_QUERY_THREADS)
   __shared__ nx_u8 packed[CSA4_INDEX_RECORD_K];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const long long rows = p.batch * p.seq * p.index_heads;
-  const float freq = warp == 1 ? nx_csa_rope_freq(lane) : 0.0f;
+  const float freq = warp == 1 ? csa_rope_freq_table[lane] : 0.0f;
   csa_cursor c;
   long long row;
   int d;
@@ -338,8 +338,8 @@ struct csa4_row_at {
   }
 };
 
-#define CSA4_ATTENTION_KERNEL(name, pass)                                                                     \
-  extern "C" __global__ void __launch_bounds__(CSA_TILE_THREADS, CSA_TILE_MIN_BLOCKS)                        \
+#define CSA4_ATTENTION_KERNEL(name, threads, pass)                                                                     \
+  extern "C" __global__ void __launch_bounds__(threads, CSA_TILE_MIN_BLOCKS * CSA_TILE_THREADS / (threads))                        \
       name(csa4_shape p, const float *query, const float *current_kv, const nx_u8 *cache,                    \
            const int *selection, const float *sink, const float *bias, float *y, float *scores,              \
            float *weights, float *gathered, const long long *total_ptr) {                                     \
@@ -352,10 +352,14 @@ struct csa4_row_at {
     }                                                                                                         \
   }
 
-CSA4_ATTENTION_KERNEL(csa4_attn_gather, csa_attn_gather(at, &cur, p.batch * p.seq, p.heads, CSA4_WINDOW_K + p.topk))
-CSA4_ATTENTION_KERNEL(csa4_attn_scores, csa_attn_scores(at, &cur, p.batch * p.seq, p.heads, CSA4_WINDOW_K + p.topk))
-CSA4_ATTENTION_KERNEL(csa4_attn_softmax, csa_attn_softmax(at, p.batch * p.seq * p.heads))
-CSA4_ATTENTION_KERNEL(csa4_attn_values, csa_attn_values(at, p.batch * p.seq, p.heads))
-CSA4_ATTENTION_KERNEL(csa4_attn_scores_wide,
-                      csa_attn_scores_wide(at, &cur, p.batch * p.seq, p.heads, CSA4_WINDOW_K + p.topk))
-CSA4_ATTENTION_KERNEL(csa4_attn_values_wide, csa_attn_values_wide(at, p.batch * p.seq, p.heads))
+CSA4_ATTENTION_KERNEL(csa4_attn_gather, CSA_TILE_THREADS,
+                      csa_attn_gather(at, &cur, p.batch * p.seq, p.heads, CSA4_WINDOW_K + p.topk))
+CSA4_ATTENTION_KERNEL(csa4_attn_scores, CSA_NARROW_THREADS,
+                      csa_attn_scores<csa_narrow_scores>(at, &cur, p.batch * p.seq, p.heads, CSA4_WINDOW_K + p.topk))
+CSA4_ATTENTION_KERNEL(csa4_attn_softmax, CSA_TILE_THREADS, csa_attn_softmax(at, p.batch * p.seq * p.heads))
+CSA4_ATTENTION_KERNEL(csa4_attn_values, CSA_NARROW_THREADS,
+                      csa_attn_values<csa_narrow_values>(at, p.batch * p.seq, p.heads))
+CSA4_ATTENTION_KERNEL(csa4_attn_scores_wide, CSA_TILE_THREADS,
+                      csa_attn_scores<csa_wide_scores>(at, &cur, p.batch * p.seq, p.heads, CSA4_WINDOW_K + p.topk))
+CSA4_ATTENTION_KERNEL(csa4_attn_values_wide, CSA_TILE_THREADS,
+                      csa_attn_values<csa_wide_values>(at, p.batch * p.seq, p.heads))

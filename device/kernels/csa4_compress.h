@@ -270,7 +270,7 @@ static __device__ __forceinline__ void csa4_compress(const csa4_shape &p, const 
   const csa4_cell empty = {0u, csa_neg_inf()};
   const float ape = pooler ? st.ape[lower * width + x] : 0.0f;
   const float norm_w = rank == 0 && tid < DIM ? st.norm[tid] : 0.0f; /* rank 0 parks it in norm[] */
-  const float freq = !pooler && rank == 0 ? nx_csa_rope_freq(lane) : 0.0f;
+  const float freq = !pooler && rank == 0 ? csa_rope_freq_table[lane] : 0.0f;
   csa_cursor c;
   long long b, e = 0;
   if (__clusterSizeInBlocks() * CSA4_POOL_DIMS != DIM) __trap(); /* the launch broke csa4_abi.h */

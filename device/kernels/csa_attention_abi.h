@@ -1,27 +1,30 @@
 /*
 ** csa_attention_abi.h: the tile geometry of the fast CSA attention passes
-** (csa_attention_tiles.h) and how many work units each pass has, which the
-** kernels walk and the launchers (csa4_device.c, csa128_device.c) size their
-** grids by.  Plain C and CUDA C++ alike.
+** (csa_attention_tiles.h, csa_attention_chains.h) and how many work units
+** each pass has, which the kernels walk and the launchers (csa4_device.c,
+** csa128_device.c, through csa_device_attention_plan) size their grids by.
+** Plain C and CUDA C++ alike.
 */
 #ifndef CSA_ATTENTION_ABI_H
 #define CSA_ATTENTION_ABI_H
 
-#define CSA_TILE_THREADS 256  /* every attention pass: 8 warps */
+#define CSA_TILE_THREADS 256  /* the gather, the softmax and the wide tiles: 8 warps */
+#define CSA_NARROW_THREADS 128 /* the narrow scores and values tiles: 4 warps */
 #define CSA_TILE_MIN_BLOCKS 2 /* resident blocks a SM each pass is compiled for (at most 128 registers) */
-#define CSA_TILE_HEADS 8      /* heads a scores or values tile: a warp each */
 #define CSA_TILE_CANDS 32     /* candidates a scores tile: a lane each */
-#define CSA_TILE_K 256        /* dims of q and k staged at once by the scores pass */
-#define CSA_TILE_DIMS 32      /* output dims a values tile: a lane each */
-#define CSA_TILE_CHUNK 256    /* candidates a values tile stages at once: a thread each */
 #define CSA_GATHER_ROWS 8     /* candidate rows a gather block decodes: a warp each */
-#define CSA_WIDE_SCORE_HEADS 64 /* heads a wide scores tile: 8 a warp (csa_attention_wide.h) */
-#define CSA_WIDE_VALUE_HEADS 32 /* heads a wide values tile: 4 a warp */
-#define CSA_WIDE_VALUE_DIMS 128 /* output dims a wide values tile: 4 a lane */
+
+/* Scores tiles (heads x CSA_TILE_CANDS) and values tiles (heads x dims), narrow and wide. */
+#define CSA_NARROW_SCORE_HEADS 16 /* 4 a warp */
+#define CSA_NARROW_VALUE_HEADS 8  /* 2 a warp */
+#define CSA_NARROW_VALUE_DIMS 32  /* 1 a lane */
+#define CSA_WIDE_SCORE_HEADS 64   /* 8 a warp */
+#define CSA_WIDE_VALUE_HEADS 32   /* 4 a warp */
+#define CSA_WIDE_VALUE_DIMS 128   /* 4 a lane */
 /*
 ** A pass takes its wide tiles once they are at least this many: two for
 ** each of an H200's 132 SMs.  Fewer wide tiles would leave SMs idle, where
-** the narrow ones (8 times as many scores tiles, 4 times as many values
+** the narrow ones (4 times as many scores tiles, 16 times as many values
 ** tiles) reach them.  A constant, not the device's SM count, so that a case
 ** runs the same kernels on every GPU.
 */
@@ -33,18 +36,14 @@
 #define CSA_ABI_FN static inline
 #endif
 
-CSA_ABI_FN long long csa_attn_head_tiles(long long heads) {
-  return (heads + CSA_TILE_HEADS - 1) / CSA_TILE_HEADS;
-}
-
 /* Gather: (bs, run of CSA_GATHER_ROWS candidates) over the scores row's stride. */
 CSA_ABI_FN long long csa_attn_gather_units(long long bs_rows, long long stride) {
   return bs_rows * ((stride + CSA_GATHER_ROWS - 1) / CSA_GATHER_ROWS);
 }
 
-/* Scores: (bs, head tile, candidate tile) over the scores row's stride. */
-CSA_ABI_FN long long csa_attn_score_units(long long bs_rows, long long heads, long long stride) {
-  return bs_rows * csa_attn_head_tiles(heads) * ((stride + CSA_TILE_CANDS - 1) / CSA_TILE_CANDS);
+/* Scores: (bs, head tile of tile_heads, candidate tile) over the scores row's stride. */
+CSA_ABI_FN long long csa_attn_score_units(long long bs_rows, long long heads, long long stride, long long tile_heads) {
+  return bs_rows * ((heads + tile_heads - 1) / tile_heads) * ((stride + CSA_TILE_CANDS - 1) / CSA_TILE_CANDS);
 }
 
 /* Softmax: an output row a unit. */
@@ -52,29 +51,19 @@ CSA_ABI_FN long long csa_attn_softmax_units(long long bs_rows, long long heads) 
   return bs_rows * heads;
 }
 
-/* Values: (bs, head tile, dim tile) of the 512 output dims. */
-CSA_ABI_FN long long csa_attn_value_units(long long bs_rows, long long heads) {
-  return bs_rows * csa_attn_head_tiles(heads) * (512 / CSA_TILE_DIMS);
-}
-
-/* Wide scores: (bs, head tile of CSA_WIDE_SCORE_HEADS, candidate tile). */
-CSA_ABI_FN long long csa_attn_wide_score_units(long long bs_rows, long long heads, long long stride) {
-  return bs_rows * ((heads + CSA_WIDE_SCORE_HEADS - 1) / CSA_WIDE_SCORE_HEADS) *
-         ((stride + CSA_TILE_CANDS - 1) / CSA_TILE_CANDS);
-}
-
-/* Wide values: (bs, head tile of CSA_WIDE_VALUE_HEADS, dim tile of CSA_WIDE_VALUE_DIMS). */
-CSA_ABI_FN long long csa_attn_wide_value_units(long long bs_rows, long long heads) {
-  return bs_rows * ((heads + CSA_WIDE_VALUE_HEADS - 1) / CSA_WIDE_VALUE_HEADS) * (512 / CSA_WIDE_VALUE_DIMS);
+/* Values: (bs, head tile of tile_heads, dim tile of tile_dims) of the 512 output dims. */
+CSA_ABI_FN long long csa_attn_value_units(long long bs_rows, long long heads, long long tile_heads,
+                                          long long tile_dims) {
+  return bs_rows * ((heads + tile_heads - 1) / tile_heads) * (512 / tile_dims);
 }
 
 /* Whether the scores / values pass runs its wide tiles (see CSA_WIDE_MIN_UNITS). */
 CSA_ABI_FN int csa_attn_wide_scores(long long bs_rows, long long heads, long long stride) {
-  return csa_attn_wide_score_units(bs_rows, heads, stride) >= CSA_WIDE_MIN_UNITS;
+  return csa_attn_score_units(bs_rows, heads, stride, CSA_WIDE_SCORE_HEADS) >= CSA_WIDE_MIN_UNITS;
 }
 
 CSA_ABI_FN int csa_attn_wide_values(long long bs_rows, long long heads) {
-  return csa_attn_wide_value_units(bs_rows, heads) >= CSA_WIDE_MIN_UNITS;
+  return csa_attn_value_units(bs_rows, heads, CSA_WIDE_VALUE_HEADS, CSA_WIDE_VALUE_DIMS) >= CSA_WIDE_MIN_UNITS;
 }
 
 #endif /* CSA_ATTENTION_ABI_H */

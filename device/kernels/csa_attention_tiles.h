@@ -13,13 +13,12 @@
 **                     row group (zeros for a candidate that is not live),
 **                     the rows the next two passes read.  Rows from count
 **                     to the stride are not written and never read.
-**   csa_attn_scores   a tile of CSA_TILE_HEADS heads (a warp each) x
-**                     CSA_TILE_CANDS candidates (a lane each) a block:
-**                     score = (sum over d ascending of q[d] * k_c[d]) *
-**                     scale, + bias; -inf where c is not live, up to the
-**                     row's stride (the CandidateAssembly payload).  Each
-**                     score is one thread's chain, d ascending; q and the
-**                     gathered keys are staged CSA_TILE_K dims at a time.
+**   csa_attn_scores   tiles of heads x CSA_TILE_CANDS candidates (a lane
+**                     each; csa_attention_chains.h): score = (sum over d
+**                     ascending of q[d] * k_c[d]) * scale, + bias; -inf
+**                     where c is not live, up to the row's stride (the
+**                     CandidateAssembly payload).  Each score is one
+**                     thread's chain, d ascending.
 **   csa_attn_softmax  a block per output row: m = max (nx_maxf, reduced
 **                     across the block: order-free), w_c = nx_expf(score -
 **                     m) a thread each, den = the w_c summed over c
@@ -31,13 +30,9 @@
 **                     -inf, which the last pass reads as "no candidate":
 **                     y = +0, as the oracle's zero row.  -inf marks a dead
 **                     candidate (no exp or probability is -inf).
-**   csa_attn_values   a tile of CSA_TILE_HEADS heads (a warp each) x
-**                     CSA_TILE_DIMS dims (a lane each) a block: y[d] = sum
-**                     over c ascending of p_c * v_c[d] skipping p_c ==
-**                     -inf, each y[d] one thread's chain; CSA_TILE_CHUNK
-**                     candidates' gathered values are staged at once, the
-**                     next chunk's loads in flight while this one is
-**                     multiplied.
+**   csa_attn_values   tiles of heads x dims (csa_attention_chains.h):
+**                     y[d] = sum over c ascending of p_c * v_c[d] skipping
+**                     p_c == -inf, each y[d] one thread's chain.
 **
 ** Why a gather pass: the tiles of one (b, s) row share its candidates, and
 ** 8 head tiles of scores and 8 of values each decoded every row they read
@@ -45,14 +40,13 @@
 ** passes' instructions (docs/SPEED.md, sixth round).  Decoded once, a
 ** stage is a few 16-byte loads a thread.
 **
-** Why this shape: at a decode step with B = 1 there are only 64 rows, so the
-** work must spread over candidates and dims to reach the 132 SMs, and every
-** chain is long (512 or 640 terms): it is fed from shared memory with wide
-** loads, one barrier per staged chunk, never from global memory.
-**
-** With many (b, s) row groups the scores and values passes take the wide
-** tiles of csa_attention_wide.h instead (more chains a thread); the
-** launchers choose by csa_attn_wide_scores / csa_attn_wide_values.
+** Why these shapes: at a decode step with B = 1 there are only 64 rows, so
+** the work must spread over candidates and dims to reach the 132 SMs, and
+** every chain is long (512 or 640 terms): it is fed from shared memory with
+** wide loads, one barrier per staged chunk, never from global memory.  With
+** many (b, s) row groups the scores and values passes take wider tiles (more
+** chains a thread); the launchers choose by csa_attn_wide_scores and
+** csa_attn_wide_values (csa_attention_abi.h).
 **
 ** These are the oracle's formulas (oracle/SPEC.md C3 and R7) and the
 ** reference kernels' (csa_sink_attention_reference.h), term for term.
@@ -65,9 +59,6 @@
 
 #define CSA_TILE_WARPS (CSA_TILE_THREADS / 32)
 #define CSA_GATHER_RUNS (CSA_ATTN_DIM / 32)                                   /* runs of 32 dims a row: 16 */
-#define CSA_KEY_LOADS (CSA_TILE_CANDS * CSA_TILE_K / 4 / CSA_TILE_THREADS)      /* float4s of keys a thread: 8 */
-#define CSA_QUERY_LOADS (CSA_TILE_HEADS * CSA_TILE_K / 4 / CSA_TILE_THREADS)    /* of the query: 2 */
-#define CSA_VALUE_LOADS (CSA_TILE_CHUNK * CSA_TILE_DIMS / 4 / CSA_TILE_THREADS) /* of values: 8 */
 #define CSA_SOFTMAX_BATCH 1024 /* exps summed from shared memory at once */
 #define CSA_SOFTMAX_HELD (CSA_SOFTMAX_BATCH / CSA_TILE_THREADS)
 
@@ -76,8 +67,6 @@ static __device__ __forceinline__ void csa_attn_locate_gathered(csa_attention_ro
                                                                 long long row, long long heads) {
   r->gathered = gathered + csa_div_ll(row, heads) * r->stride * CSA_ATTN_DIM;
 }
-
-static __device__ __forceinline__ float4 csa_zero4(void) { return make_float4(0.0f, 0.0f, 0.0f, 0.0f); }
 
 /*
 ** Pass 0.  Units (bs, run of CSA_GATHER_ROWS candidates), block-stride;
@@ -113,137 +102,12 @@ static __device__ void csa_attn_gather(const RowAt &row_at, const csa_cursor *cu
   }
 }
 
-/*
-** Pass 1's loads of dims d0 .. d0 + CSA_TILE_K - 1: float4 i of thread t is
-** number t + CSA_TILE_THREADS * i of the stage, row-major (keys: candidate
-** rows c0.., zeros past count; query: heads h0.., zeros past heads).
-*/
-static __device__ __forceinline__ void csa_load_keys(float4 *kf, const csa_attention_row *r, long long c0,
-                                                     int d0) {
-  const int per_row = CSA_TILE_K / 4;
-  int i;
-#pragma unroll
-  for (i = 0; i < CSA_KEY_LOADS; i++) {
-    const int f = (int)threadIdx.x + CSA_TILE_THREADS * i, t = f / per_row;
-    const float4 *src = (const float4 *)(r->gathered + (c0 + t) * CSA_ATTN_DIM + d0) + f % per_row;
-    kf[i] = c0 + t < r->count ? __ldg(src) : csa_zero4();
-  }
-}
-
-static __device__ __forceinline__ void csa_load_query(float4 *qf, const csa_attention_row *r, long long heads,
-                                                      long long h0, int d0) {
-  const int per_row = CSA_TILE_K / 4;
-  int i;
-#pragma unroll
-  for (i = 0; i < CSA_QUERY_LOADS; i++) {
-    const int f = (int)threadIdx.x + CSA_TILE_THREADS * i, j = f / per_row;
-    const float4 *src = (const float4 *)(r->query + j * CSA_ATTN_DIM + d0) + f % per_row;
-    qf[i] = h0 + j < heads ? __ldg(src) : csa_zero4();
-  }
-}
-
-/* The in-order steps the chains below are made of: four terms each, added one by one. */
+/* sum + x.x + x.y + x.z + x.w, one term at a time. */
 static __device__ __forceinline__ float csa_add4(float sum, float4 x) {
   sum = sum + x.x;
   sum = sum + x.y;
   sum = sum + x.z;
   return sum + x.w;
-}
-
-static __device__ __forceinline__ float csa_dot4(float acc, float4 q, float4 k) {
-  acc = acc + q.x * k.x;
-  acc = acc + q.y * k.y;
-  acc = acc + q.z * k.z;
-  return acc + q.w * k.w;
-}
-
-static __device__ __forceinline__ float csa_weighted4(float acc, float4 p, float v0, float v1, float v2,
-                                                      float v3) {
-  acc = acc + p.x * v0;
-  acc = acc + p.y * v1;
-  acc = acc + p.z * v2;
-  return acc + p.w * v3;
-}
-
-/*
-** acc + q[0] * k[0] + q[1] * k[1] + ... over CSA_TILE_K dims, in that order
-** (each product rounded, then added), q and k 16-byte aligned: the next
-** eight dims are loaded while the last eight are added, so that the chain
-** waits on its adds, not on shared-memory loads.
-*/
-static __device__ __forceinline__ float csa_dot_in_order(const float *q, const float *k, float acc) {
-  float4 qa = *(const float4 *)q, qb = *(const float4 *)(q + 4);
-  float4 ka = *(const float4 *)k, kb = *(const float4 *)(k + 4);
-  int i;
-#pragma unroll 4
-  for (i = 8; i <= CSA_TILE_K; i += 8) {
-    const int next = i < CSA_TILE_K ? i : 0; /* the last step reloads dims 0..7, unused */
-    const float4 nqa = *(const float4 *)(q + next), nqb = *(const float4 *)(q + next + 4);
-    const float4 nka = *(const float4 *)(k + next), nkb = *(const float4 *)(k + next + 4);
-    acc = csa_dot4(csa_dot4(acc, qa, ka), qb, kb);
-    qa = nqa, qb = nqb, ka = nka, kb = nkb;
-  }
-  return acc;
-}
-
-/*
-** Pass 1.  Units (bs, head tile, candidate tile), block-stride; warp w
-** scores candidate c0 + lane for head h0 + w.  The second chunk of dims is
-** loaded while the first is multiplied.
-*/
-template <class RowAt>
-static __device__ void csa_attn_scores(const RowAt &row_at, const csa_cursor *cur, long long bs_rows,
-                                       long long heads, long long stride) {
-  __shared__ __align__(16) float qs[CSA_TILE_HEADS][CSA_TILE_K + 4];
-  __shared__ __align__(16) float ks[CSA_TILE_CANDS][CSA_TILE_K + 4];
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, per_row = CSA_TILE_K / 4;
-  const long long htiles = csa_attn_head_tiles(heads);
-  const long long ctiles = (stride + CSA_TILE_CANDS - 1) / CSA_TILE_CANDS;
-  long long unit;
-  for (unit = blockIdx.x; unit < csa_attn_score_units(bs_rows, heads, stride); unit += gridDim.x) {
-    const long long q = csa_div_ll(unit, ctiles), bs = csa_div_ll(q, htiles);
-    const long long h0 = (q - bs * htiles) * CSA_TILE_HEADS, c0 = (unit - q * ctiles) * CSA_TILE_CANDS;
-    const long long c = c0 + lane, h = h0 + warp;
-    csa_attention_row r;
-    const float *kv;
-    const nx_u8 *rec;
-    float acc = 0.0f, score = csa_neg_inf();
-    int live, d0, i;
-    row_at(bs * heads + h0, &r);
-    live = csa_candidate(&r, cur, c, &kv, &rec);
-    __syncthreads(); /* the previous unit is done with qs and ks */
-    if (c0 < r.count) { /* else the tile is wholly past the candidates, all -inf (block-uniform) */
-      float4 kf[CSA_KEY_LOADS], qf[CSA_QUERY_LOADS];
-      csa_load_keys(kf, &r, c0, 0);
-      csa_load_query(qf, &r, heads, h0, 0);
-#pragma unroll
-      for (d0 = 0; d0 < CSA_ATTN_DIM; d0 += CSA_TILE_K) {
-        if (d0) __syncthreads(); /* the previous chunk is read */
-#pragma unroll
-        for (i = 0; i < CSA_KEY_LOADS; i++) {
-          const int f = (int)threadIdx.x + CSA_TILE_THREADS * i;
-          *(float4 *)&ks[f / per_row][4 * (f % per_row)] = kf[i];
-        }
-#pragma unroll
-        for (i = 0; i < CSA_QUERY_LOADS; i++) {
-          const int f = (int)threadIdx.x + CSA_TILE_THREADS * i;
-          *(float4 *)&qs[f / per_row][4 * (f % per_row)] = qf[i];
-        }
-        __syncthreads();
-        if (d0 + CSA_TILE_K < CSA_ATTN_DIM) {
-          csa_load_keys(kf, &r, c0, d0 + CSA_TILE_K);
-          csa_load_query(qf, &r, heads, h0, d0 + CSA_TILE_K);
-        }
-        if (h < heads) acc = csa_dot_in_order(qs[warp], ks[lane], acc);
-      }
-    }
-    if (h >= heads || c >= stride) continue;
-    if (live) { /* row h's scale and bias are row h0's; only the head differs */
-      score = acc * r.scale;
-      if (r.bias) score = score + csa_bias_at(r.bias, r.bias_dims, r.b, h, r.s, c);
-    }
-    r.scores[warp * stride + c] = score;
-  }
 }
 
 /*
@@ -270,12 +134,14 @@ static __device__ __forceinline__ float csa_sum_in_order(const float *x, int n, 
 /*
 ** Pass 2.  A block per output row, block-stride: the max reduced across the
 ** block, CSA_SOFTMAX_BATCH exps at a time, each batch summed by thread 0
-** from shared memory in candidate order, the probabilities in parallel (from
-** the exps each thread still holds, for a row of one batch).  The sink's exp
-** is taken by another warp while thread 0 sums.  A dead
-** candidate enters the batch as +0 rather than being skipped: the sum starts
-** at +0 and every exp is >= +0 (or NaN), so it is never -0, and adding +0
-** leaves it as it is.
+** from shared memory in candidate order, the probabilities in parallel.  A
+** row of one batch (stride <= CSA_SOFTMAX_BATCH, every decode step's) is
+** read once into registers, its max, exps and probabilities taken from
+** there, and each weight written once; a longer row's exps go through
+** weights and are read back.  The sink's exp is taken by another warp while
+** thread 0 sums.  A dead candidate enters the batch as +0 rather than being
+** skipped: the sum starts at +0 and every exp is >= +0 (or NaN), so it is
+** never -0, and adding +0 leaves it as it is.
 */
 template <class RowAt>
 static __device__ void csa_attn_softmax(const RowAt &row_at, long long rows) {
@@ -288,9 +154,19 @@ static __device__ void csa_attn_softmax(const RowAt &row_at, long long rows) {
     csa_attention_row r;
     float m = csa_neg_inf(), sum = 0.0f, held[CSA_SOFTMAX_HELD]; /* sum: thread 0's */
     long long c0, c;
-    int off, i, j;
+    int one, off, i, j;
     row_at(row, &r);
-    for (c = tid; c < r.stride; c += CSA_TILE_THREADS) m = nx_maxf(m, r.scores[c]);
+    one = r.stride <= CSA_SOFTMAX_BATCH; /* block-uniform */
+    if (one) {
+#pragma unroll
+      for (j = 0; j < CSA_SOFTMAX_HELD; j++) { /* -inf, the max's identity, past the stride */
+        c = tid + j * CSA_TILE_THREADS;
+        held[j] = c < r.stride ? r.scores[c] : csa_neg_inf();
+        m = nx_maxf(m, held[j]);
+      }
+    } else {
+      for (c = tid; c < r.stride; c += CSA_TILE_THREADS) m = nx_maxf(m, r.scores[c]);
+    }
     for (off = 16; off > 0; off /= 2) m = nx_maxf(m, __shfl_xor_sync(0xffffffffu, m, off));
     __syncthreads(); /* the previous row is done with wmax, batch and den */
     if (lane == 0) wmax[warp] = m;
@@ -308,9 +184,9 @@ static __device__ void csa_attn_softmax(const RowAt &row_at, long long rows) {
         float w = csa_neg_inf(), e = 0.0f;
         c = c0 + tid + j * CSA_TILE_THREADS;
         if (c < r.stride) {
-          w = r.scores[c];
+          w = one ? held[j] : r.scores[c];
           if (!nx_csa_is_neg_inf(w)) w = nx_expf(w - m), e = w;
-          r.weights[c] = w;
+          if (!one) r.weights[c] = w;
         }
         held[j] = w;
         batch[tid + j * CSA_TILE_THREADS] = e;
@@ -321,11 +197,11 @@ static __device__ void csa_attn_softmax(const RowAt &row_at, long long rows) {
     }
     if (tid == 0) den = sum + sink_w;
     __syncthreads();
-    if (r.stride <= CSA_SOFTMAX_BATCH) {
+    if (one) { /* past count every weight is -inf (its score is) */
 #pragma unroll
       for (j = 0; j < CSA_SOFTMAX_HELD; j++) {
         c = tid + j * CSA_TILE_THREADS;
-        if (c < r.count && !nx_csa_is_neg_inf(held[j])) r.weights[c] = held[j] / den;
+        if (c < r.stride) r.weights[c] = c < r.count && !nx_csa_is_neg_inf(held[j]) ? held[j] / den : held[j];
       }
     } else {
       for (c = tid; c < r.count; c += CSA_TILE_THREADS) { /* each thread rereads only what it wrote */
@@ -336,108 +212,6 @@ static __device__ void csa_attn_softmax(const RowAt &row_at, long long rows) {
   }
 }
 
-/*
-** acc + p[0] * v[0] + p[1] * v[CSA_TILE_DIMS] + ... over n candidates, in
-** that order, p 16-byte aligned, v a lane's column of the staged values:
-** the next four terms are loaded while the last four are added.
-*/
-static __device__ __forceinline__ float csa_weighted_sum_in_order(const float *p, const float *v, int n,
-                                                                  float acc) {
-  int i = 0;
-  if (n >= 4) {
-    float4 p4 = *(const float4 *)p;
-    float v0 = v[0], v1 = v[CSA_TILE_DIMS], v2 = v[2 * CSA_TILE_DIMS], v3 = v[3 * CSA_TILE_DIMS];
-#pragma unroll 4
-    for (i = 4; i + 4 <= n; i += 4) {
-      const float *nv = v + i * CSA_TILE_DIMS;
-      const float4 np4 = *(const float4 *)(p + i);
-      const float n0 = nv[0], n1 = nv[CSA_TILE_DIMS], n2 = nv[2 * CSA_TILE_DIMS], n3 = nv[3 * CSA_TILE_DIMS];
-      acc = csa_weighted4(acc, p4, v0, v1, v2, v3);
-      p4 = np4, v0 = n0, v1 = n1, v2 = n2, v3 = n3;
-    }
-    acc = csa_weighted4(acc, p4, v0, v1, v2, v3);
-  }
-  for (; i < n; i++) acc = acc + p[i] * v[i * CSA_TILE_DIMS];
-  return acc;
-}
-
-/*
-** Pass 3's loads of candidates c0 .. c0 + CSA_TILE_CHUNK - 1: thread t's
-** probability of each head (-inf past count or heads), and float4 i of the
-** chunk's values is number t + CSA_TILE_THREADS * i, row-major over the
-** tile's dims (zeros past count).
-*/
-static __device__ __forceinline__ void csa_load_values(float *pf, float4 *vf, const csa_attention_row *r,
-                                                       long long heads, long long h0, long long c0, int d0) {
-  const int per_row = CSA_TILE_DIMS / 4;
-  const long long c = c0 + threadIdx.x;
-  int j, i;
-#pragma unroll
-  for (j = 0; j < CSA_TILE_HEADS; j++)
-    pf[j] = h0 + j < heads && c < r->count ? r->weights[j * r->stride + c] : csa_neg_inf();
-#pragma unroll
-  for (i = 0; i < CSA_VALUE_LOADS; i++) {
-    const int f = (int)threadIdx.x + CSA_TILE_THREADS * i, t = f / per_row;
-    const float4 *src = (const float4 *)(r->gathered + (c0 + t) * CSA_ATTN_DIM + d0) + f % per_row;
-    vf[i] = c0 + t < r->count ? __ldg(src) : csa_zero4();
-  }
-}
-
-/*
-** Pass 3.  Units (bs, head tile, dim tile), block-stride; warp w owns head
-** h0 + w, lane l dim d0 + l.  Software-pipelined over chunks of
-** candidates: while chunk k is multiplied, chunk k + 1's probabilities and
-** values are in flight.  A head whose chunk has no dead candidate runs its
-** chain without the test.
-*/
-template <class RowAt>
-static __device__ void csa_attn_values(const RowAt &row_at, long long bs_rows, long long heads) {
-  __shared__ __align__(16) float ps[CSA_TILE_HEADS][CSA_TILE_CHUNK];
-  __shared__ __align__(16) float vs[CSA_TILE_CHUNK][CSA_TILE_DIMS];
-  const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32, per_row = CSA_TILE_DIMS / 4;
-  const long long htiles = csa_attn_head_tiles(heads), dtiles = CSA_ATTN_DIM / CSA_TILE_DIMS;
-  long long unit;
-  static_assert(CSA_TILE_CHUNK == CSA_TILE_THREADS, "a thread loads one candidate's probabilities");
-  for (unit = blockIdx.x; unit < csa_attn_value_units(bs_rows, heads); unit += gridDim.x) {
-    const long long q = csa_div_ll(unit, dtiles), bs = csa_div_ll(q, htiles);
-    const long long h0 = (q - bs * htiles) * CSA_TILE_HEADS, h = h0 + warp;
-    const int d0 = (int)(unit - q * dtiles) * CSA_TILE_DIMS;
-    csa_attention_row r;
-    float acc = 0.0f, pf[CSA_TILE_HEADS];
-    float4 vf[CSA_VALUE_LOADS];
-    long long c0;
-    int i, j;
-    row_at(bs * heads + h0, &r);
-    csa_load_values(pf, vf, &r, heads, h0, 0, d0);
-    for (c0 = 0; c0 < r.count; c0 += CSA_TILE_CHUNK) {
-      const int n = (int)csa_min_ll(CSA_TILE_CHUNK, r.count - c0);
-      __syncthreads(); /* the previous chunk's (or unit's) ps and vs are read */
-#pragma unroll
-      for (j = 0; j < CSA_TILE_HEADS; j++) ps[j][tid] = pf[j];
-#pragma unroll
-      for (i = 0; i < CSA_VALUE_LOADS; i++) {
-        const int f = tid + CSA_TILE_THREADS * i;
-        *(float4 *)&vs[f / per_row][4 * (f % per_row)] = vf[i];
-      }
-      __syncthreads(); /* ps and vs are filled */
-      if (c0 + CSA_TILE_CHUNK < r.count) csa_load_values(pf, vf, &r, heads, h0, c0 + CSA_TILE_CHUNK, d0);
-      if (h < heads) { /* warp-uniform */
-        int dead = 0;
-        for (i = lane; i < n; i += 32) dead |= nx_csa_is_neg_inf(ps[warp][i]);
-        if (__any_sync(0xffffffffu, dead)) {
-          for (i = 0; i < n; i++) {
-            const float p = ps[warp][i];
-            if (!nx_csa_is_neg_inf(p)) acc = acc + p * vs[i][lane];
-          }
-        } else {
-          acc = csa_weighted_sum_in_order(ps[warp], &vs[0][lane], n, acc);
-        }
-      }
-    }
-    if (h < heads) r.y[(h - h0) * CSA_ATTN_DIM + d0 + lane] = acc;
-  }
-}
-
-#include "csa_attention_wide.h" /* the scores and values passes' tiles for many row groups */
+#include "csa_attention_chains.h" /* the scores and values passes, narrow and wide tiles */
 
 #endif /* CSA_ATTENTION_TILES_H */

@@ -15,6 +15,8 @@
 #ifndef CSA_KERNEL_COMMON_H
 #define CSA_KERNEL_COMMON_H
 
+#include "csa_rope_freq.h"
+
 static __device__ __forceinline__ long long csa_min_ll(long long a, long long b) {
   return a < b ? a : b;
 }
@@ -98,8 +100,9 @@ static __device__ __forceinline__ void csa_copy_cache_rows(const nx_u8 *past, nx
 
 /*
 ** nx_csa_rope_pair's angle (sin, cos) with freq = nx_csa_rope_freq(pair),
-** split from its rotation so that the compressors compute it while the
-** record pools (csa4.cu, csa128.cu).
+** which the callers read from csa_rope_freq.h, split from its rotation so
+** that the compressors compute it while the record pools (csa4.cu,
+** csa128.cu).
 */
 static __device__ __forceinline__ float2 csa_rope_angle(float freq, long long pos) {
   float2 a;
