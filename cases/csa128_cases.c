@@ -18,7 +18,8 @@
 
 /* ---------------------------------------------------------------- names */
 
-const char *const csa128_family_names[CSA_FAMILY_COUNT] = {"csa128.chain", "csa128.state", "csa128.contract"};
+const char *const csa128_family_names[CSA_FAMILY_COUNT] = {"csa128.chain", "csa128.state", "csa128.contract",
+                                                           "csa128.tiles"};
 
 const char *cases_csa_family_name(csa_family f) {
   return (unsigned)f < CSA_FAMILY_COUNT ? csa128_family_names[f] : "?";

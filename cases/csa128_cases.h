@@ -46,8 +46,14 @@
 **   csa128.state     start > 0: step 0 starts from a synthetic state
 **   csa128.contract  decode=0; the oracle must reject the one step with
 **                    OP_ERR_CONTRACT and rule = the code (cases_csa_expected)
-** chain and state describe operator-valid chains: cap >= final total / 128
-** and the bias broadcasts at every step (the parser checks that).
+**   csa128.tiles     start=0 chains and synthetic starts (any start) of
+**                    1..4 decode steps whose heads (8 and up), batch,
+**                    prefill and capacity make the fast attention's scores
+**                    and values passes take their wide tiles, or one of
+**                    them, or neither
+**                    (device/kernels/csa_attention_abi.h)
+** chain, state and tiles describe operator-valid chains: cap >= final total
+** / 128 and the bias broadcasts at every step (the parser checks that).
 **
 ** Examples (each one line in a real spec):
 **   family=csa128.chain op=CompressedSparseAttention ratio=128 cache=fp8 b=2
@@ -99,7 +105,13 @@
 #define CSA_CASE_SPEC_MAX 1024
 #define CASES_CSA_BUDGET_DEFAULT ((size_t)256 << 20)
 
-typedef enum csa_family { CSA_FAMILY_CHAIN = 0, CSA_FAMILY_STATE, CSA_FAMILY_CONTRACT, CSA_FAMILY_COUNT } csa_family;
+typedef enum csa_family {
+  CSA_FAMILY_CHAIN = 0,
+  CSA_FAMILY_STATE,
+  CSA_FAMILY_CONTRACT,
+  CSA_FAMILY_TILES,
+  CSA_FAMILY_COUNT
+} csa_family;
 
 typedef struct csa_case {
   csa_family family;
@@ -164,9 +176,9 @@ void cases_csa_release(tensor inputs[CSA_INPUT_COUNT], tensor outputs[CSA_OUTPUT
 
 /*
 ** Emits `count` canonical specs of family ("csa128.chain", "csa128.state",
-** "csa128.contract"), case number i cycling through the family's
-** combinations (cases_csa_family_combos) and drawing the rest from (seed,
-** i).  The number emitted, or -1 for an unknown family.
+** "csa128.contract", "csa128.tiles"), case number i cycling through the
+** family's combinations (cases_csa_family_combos) and drawing the rest from
+** (seed, i).  The number emitted, or -1 for an unknown family.
 */
 int cases_csa_enumerate(const char *family, int count, unsigned long long seed,
                         void (*emit)(const char *spec, void *ctx), void *ctx);
@@ -185,7 +197,8 @@ int cases_csa_write_suite(FILE *out, int per_family_scale);
 ** Writes the ratio-128 nightly suite: per family, the gate suite's lines
 ** (scale 1), then the nightly additions from their own seed: chains of up
 ** to 300 steps, batches up to 8, starts out to 2^20 - 128 with b up to 4,
-** and more contract seeds.  Fails (-1) if two specs would share an id.  The
+** more contract seeds, and tiles cases of up to 264 heads, whose decode
+** steps take wide tiles too.  Fails (-1) if two specs would share an id.  The
 ** number of lines, or -1.
 */
 int cases_csa_write_nightly(FILE *out);

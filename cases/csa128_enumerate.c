@@ -178,12 +178,125 @@ static void gen_contract(csa_case *c, cases_rng *r, long long i) {
   gen_scale(c, r);
 }
 
+/*
+** csa128.tiles: the shapes that take the fast attention's two tilings
+** (device/kernels/csa_attention_abi.h), which the other families' 1..4
+** heads never fill.  A pass runs its wide tiles once it has at least 264
+** wide units (CSA_WIDE_MIN_UNITS), with bs = b x S and stride = 128 + cap:
+**   scores  bs x ceil(heads / 64) x ceil(stride / 32)
+**   values  bs x ceil(heads / 32) x 4
+** and else its narrow tiles (16 heads a scores tile, 8 a values tile).
+** Each row below sets step 0's bs (b x prefill) on one side of those sums,
+** several right at a threshold, and the capacity (final total / 128
+** records plus `spare`) so that the stride is known; the comments give the
+** units and the passes that take wide tiles.  Heads 64 fill whole tiles;
+** 72, 96, 40, 33 and 8 leave one partly full.  The start = 0 rows have
+** strides of 128 (whole candidate tiles: the dense window alone) to 132,
+** whose last tile ends partway on spare records, and dense windows of
+** fewer than 128 tokens: candidates the kernels must mask (the
+** prefill-130..140 row completes a block; the window draw shortens any
+** row's window now and then).  The synthetic starts (records as
+** csa128.state's) stretch the stride to 192 (8191), 425 (38000), 640
+** (65535) and 8319 (1048500: every step of b = 2 takes wide scores, the
+** decode steps too), plus the spare records.  Decode steps run 1..3 (1..2
+** beyond 2^19), at bs = b <= 2: narrow tiles, whole ones with heads 16, 64
+** and 96.  The shapes are written out, not derived from the ABI, so that a
+** change of the kernels' thresholds leaves these specs and their digests
+** as they are; cases/tests/test_csa_tiles.c fails if they stop reaching
+** each tiling.
+*/
+typedef struct csa128_tiles_row {
+  long long start, heads, batch, prefill_lo, prefill_hi, spare_lo, spare_hi;
+} csa128_tiles_row;
+
+static const csa128_tiles_row tiles_rows[] = {
+    /* both passes wide (scores units, values units at the smallest prefill) */
+    {0, 64, 2, 33, 33, 0, 0},        /* 66 x 1 x 4 = 264, 66 x 2 x 4 = 528: scores at the threshold */
+    {0, 64, 1, 53, 60, 1, 3},        /* 53 x 1 x 5 = 265, 53 x 2 x 4 = 424 */
+    {0, 72, 1, 27, 32, 2, 2},        /* 27 x 2 x 5 = 270, 27 x 3 x 4 = 324 */
+    {0, 40, 2, 27, 30, 1, 1},        /* 54 x 1 x 5 = 270, 54 x 2 x 4 = 432 */
+    {0, 33, 1, 66, 70, 0, 0},        /* 66 x 1 x 4 = 264, 66 x 2 x 4 = 528 */
+    {0, 8, 1, 130, 140, 0, 3},       /* 130 x 1 x 5 = 650, 130 x 1 x 4 = 520: a live record */
+    {65535, 72, 2, 11, 13, 0, 3},    /* 22 x 2 x 20 = 880, 22 x 3 x 4 = 264 */
+    {8191, 40, 2, 22, 25, 0, 0},     /* 44 x 1 x 6 = 264, 44 x 2 x 4 = 352: stride 192 */
+    {38000, 8, 2, 33, 36, 0, 3},     /* 66 x 1 x 14 = 924, 66 x 1 x 4 = 264 */
+    {65535, 64, 2, 17, 20, 0, 3},    /* 34 x 1 x 20 = 680, 34 x 2 x 4 = 272 */
+    {300, 64, 1, 53, 60, 0, 0},      /* 53 x 1 x 5 = 265, 53 x 2 x 4 = 424: two records */
+    /* one pass wide */
+    {0, 64, 1, 33, 33, 3, 3},        /* values: 33 x 1 x 5 = 165, 33 x 2 x 4 = 264 */
+    {0, 64, 2, 30, 32, 0, 0},        /* values: at most 64 x 1 x 4 = 256, 60 x 2 x 4 = 480 */
+    {0, 96, 2, 11, 13, 1, 1},        /* values: at most 26 x 2 x 5 = 260, 22 x 3 x 4 = 264 */
+    {0, 8, 1, 53, 65, 2, 2},         /* scores: 53 x 1 x 5 = 265, at most 65 x 1 x 4 = 260 */
+    {65535, 64, 1, 14, 20, 0, 3},    /* scores: 14 x 1 x 20 = 280, at most 20 x 2 x 4 = 160 */
+    {38000, 33, 1, 19, 32, 0, 3},    /* scores: 19 x 1 x 14 = 266, at most 32 x 2 x 4 = 256 */
+    {1048500, 8, 2, 1, 2, 0, 3},     /* scores: 2 x 1 x 260 = 520 (every step), at most 4 x 1 x 4 = 16 */
+    /* both narrow, whole narrow tiles in step 0 too */
+    {0, 16, 2, 3, 20, 0, 3},         /* at most 40 x 1 x 5 = 200, 40 x 1 x 4 = 160 */
+    {0, 64, 1, 1, 20, 0, 3},         /* at most 20 x 1 x 5 = 100, 20 x 2 x 4 = 160 */
+};
+#define TILES_COMBOS ((int)(sizeof tiles_rows / sizeof tiles_rows[0]))
+
+/* One case of `row`; the cache format alternates from case to case. */
+static void gen_tiles_row(csa_case *c, cases_rng *r, long long i, const csa128_tiles_row *row, long long decode_hi) {
+  int far = row->start > (1ll << 19);
+  c->start = row->start;
+  c->format = i % 2 ? CSA_CACHE_FP8 : CSA_CACHE_F32;
+  c->heads = row->heads;
+  c->batch = row->batch;
+  c->prefill = cases_rng_next_range(r, row->prefill_lo, row->prefill_hi);
+  c->decode = cases_rng_next_range(r, 1, far ? 2 : decode_hi);
+  c->window = csa_case_gen_window(r);
+  c->capacity = csa128_final_total(c) / CSA128_RATIO + cases_rng_next_range(r, row->spare_lo, row->spare_hi);
+  gen_bias(c, r, (int)(i % BIAS_KINDS));
+  c->sink = (csa_sink)(i % CSA_SINK_COUNT);
+  gen_scale(c, r);
+}
+
+static void gen_tiles(csa_case *c, cases_rng *r, long long i) {
+  gen_tiles_row(c, r, i, &tiles_rows[i % TILES_COMBOS], 3);
+}
+
+/*
+** csa128.tiles, nightly: more head counts (17 to 264), prefills of
+** hundreds of tokens, a stride of 1152 (131072), and b = 4 and 8 chains
+** whose decode steps take wide tiles themselves (their units at bs = b).
+** Rows as tiles_rows, with 1..4 decode steps.
+*/
+static const csa128_tiles_row tiles_nightly_rows[] = {
+    {0, 128, 2, 40, 60, 0, 3},       /* both: 80 x 2 x 4, 80 x 4 x 4 */
+    {0, 264, 8, 1, 4, 0, 3},         /* decode steps values: at most 8 x 5 x 5 = 200, 8 x 9 x 4 = 288 */
+    {65535, 256, 4, 1, 2, 0, 3},     /* decode steps scores: 4 x 4 x 20 = 320, 4 x 8 x 4 = 128 */
+    {1048500, 64, 2, 1, 2, 0, 3},    /* scores, every step: 2 x 1 x 260 = 520, at most 4 x 2 x 4 = 32 */
+    {0, 64, 1, 300, 400, 0, 3},      /* both: 300 x 1 x 5, 300 x 2 x 4; two or three live records */
+    {131072, 65, 2, 4, 8, 0, 3},     /* scores: 8 x 2 x 36 = 576, at most 16 x 3 x 4 = 192 */
+    {0, 65, 2, 30, 40, 0, 3},        /* both: 60 x 2 x 4, 60 x 3 x 4 */
+    {0, 63, 2, 33, 40, 0, 0},        /* both: 66 x 1 x 4 = 264, 66 x 2 x 4 */
+    {0, 24, 1, 66, 80, 0, 3},        /* both: 66 x 1 x 4 = 264, 66 x 1 x 4 = 264 */
+    {65535, 160, 8, 1, 2, 0, 3},     /* decode steps scores: 8 x 3 x 20 = 480, 8 x 5 x 4 = 160 */
+    {8191, 264, 8, 1, 3, 0, 0},      /* decode steps values: 8 x 5 x 6 = 240, 8 x 9 x 4 = 288 */
+    {65535, 256, 2, 7, 10, 0, 3},    /* both: 14 x 4 x 20, 14 x 8 x 4 */
+    {38000, 96, 4, 3, 5, 0, 3},      /* scores: 12 x 2 x 14 = 336, at most 20 x 3 x 4 = 240 */
+    {0, 48, 2, 40, 60, 0, 3},        /* both: 80 x 1 x 4, 80 x 2 x 4 */
+    {0, 32, 2, 20, 26, 0, 0},        /* neither: at most 52 x 1 x 4 = 208, 52 x 1 x 4 = 208 */
+    {300, 17, 1, 66, 70, 0, 3},      /* both: 66 x 1 x 5, 66 x 1 x 4 */
+};
+#define TILES_NIGHTLY_COMBOS ((int)(sizeof tiles_nightly_rows / sizeof tiles_nightly_rows[0]))
+
+static void gen_tiles_nightly(csa_case *c, cases_rng *r, long long i) {
+  gen_tiles_row(c, r, i, &tiles_nightly_rows[i % TILES_NIGHTLY_COMBOS], 4);
+}
+
 typedef void (*family_gen_fn)(csa_case *c, cases_rng *r, long long i);
-static const family_gen_fn family_gens[CSA_FAMILY_COUNT] = {gen_chain, gen_state, gen_contract};
-static const int family_combos[CSA_FAMILY_COUNT] = {CHAIN_COMBOS, STATE_COMBOS, CONTRACT_COMBOS};
-/* The nightly suite's added cases: longer and wider chains, further starts; contract as the gate's, other seeds. */
-static const family_gen_fn nightly_gens[CSA_FAMILY_COUNT] = {gen_chain_nightly, gen_state_nightly, gen_contract};
-static const int nightly_combos[CSA_FAMILY_COUNT] = {CHAIN_NIGHTLY_COMBOS, STATE_COMBOS, CONTRACT_COMBOS};
+static const family_gen_fn family_gens[CSA_FAMILY_COUNT] = {gen_chain, gen_state, gen_contract, gen_tiles};
+static const int family_combos[CSA_FAMILY_COUNT] = {CHAIN_COMBOS, STATE_COMBOS, CONTRACT_COMBOS, TILES_COMBOS};
+/*
+** The nightly suite's added cases: longer and wider chains, further starts,
+** wider tiles; contract as the gate's, other seeds.
+*/
+static const family_gen_fn nightly_gens[CSA_FAMILY_COUNT] = {gen_chain_nightly, gen_state_nightly, gen_contract,
+                                                             gen_tiles_nightly};
+static const int nightly_combos[CSA_FAMILY_COUNT] = {CHAIN_NIGHTLY_COMBOS, STATE_COMBOS, CONTRACT_COMBOS,
+                                                     TILES_NIGHTLY_COMBOS};
 
 int cases_csa_family_combos(const char *family) {
   int f = spec_name_lookup(csa128_family_names, CSA_FAMILY_COUNT, family);
@@ -225,10 +338,10 @@ int cases_csa_enumerate(const char *family, int count, unsigned long long seed,
 #define CASES_CSA_SUITE_SEED 0x62697467617465ull   /* "bitgate" */
 #define CASES_CSA_NIGHTLY_SEED 0x6e696768746c79ull /* "nightly" */
 
-/* Passes over each family's combinations in the gate suite (at scale 1): 200 + 48 + 54 specs. */
-static const int suite_passes[CSA_FAMILY_COUNT] = {2, 3, 2};
-/* The nightly suite's added passes over nightly_gens' combinations: 24 + 32 + 54 specs. */
-static const int nightly_passes[CSA_FAMILY_COUNT] = {2, 2, 2};
+/* Passes over each family's combinations in the gate suite (at scale 1): 200 + 48 + 54 + 20 specs. */
+static const int suite_passes[CSA_FAMILY_COUNT] = {2, 3, 2, 1};
+/* The nightly suite's added passes over nightly_gens' combinations: 24 + 32 + 54 + 16 specs. */
+static const int nightly_passes[CSA_FAMILY_COUNT] = {2, 2, 2, 1};
 
 static int csa_write_suite(FILE *out, int per_family_scale, int nightly) {
   spec_list l = {0};

@@ -12,7 +12,8 @@
 
 /* ---------------------------------------------------------------- names */
 
-static const char *const family_names[CSA4_FAMILY_COUNT] = {"csa4.chain", "csa4.state", "csa4.ties", "csa4.contract"};
+static const char *const family_names[CSA4_FAMILY_COUNT] = {"csa4.chain", "csa4.state", "csa4.ties", "csa4.contract",
+                                                             "csa4.tiles"};
 static const char *const tie_names[CSA4_TIE_COUNT] = {"none", "relu", "dup", "zero", "mixed"};
 
 const char *cases_csa4_family_name(csa4_family f) { return (unsigned)f < CSA4_FAMILY_COUNT ? family_names[f] : "?"; }
@@ -240,7 +241,8 @@ static int check_contract(const csa4_case *c, char *err, size_t len) {
 /* The rules a spec must meet beyond each value's own syntax. */
 static int check_case(const csa4_case *c, char *err, size_t len) {
   long long final_total = csa4_final_total(c);
-  if ((c->family == CSA4_FAMILY_CHAIN || c->family == CSA4_FAMILY_TIES) && c->start != 0)
+  if ((c->family == CSA4_FAMILY_CHAIN || c->family == CSA4_FAMILY_TIES || c->family == CSA4_FAMILY_TILES) &&
+      c->start != 0)
     return spec_inconsistent(&grammar, c, "start", err, len, "%s starts a fresh sequence (start=0)",
                              family_names[c->family]);
   if (c->family == CSA4_FAMILY_STATE && c->start == 0)

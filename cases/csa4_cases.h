@@ -60,8 +60,13 @@
 **   csa4.ties      start=0 chains whose index scores tie exactly (ties=)
 **   csa4.contract  decode=0; the oracle must reject the one step with
 **                  OP_ERR_CONTRACT, rule = the code, input = `at`
-** chain, state and ties describe operator-valid chains: cap >= final total
-** / 4 and the bias broadcasts at every step (the parser checks that).
+**   csa4.tiles     start=0 chains of 1..4 decode steps whose heads (8 and
+**                  up), topk and prefill make the fast attention's scores
+**                  and values passes take their wide tiles, or one of
+**                  them, or neither
+**                  (device/kernels/csa_attention_abi.h)
+** chain, state, ties and tiles describe operator-valid chains: cap >= final
+** total / 4 and the bias broadcasts at every step (the parser checks that).
 **
 ** Example (one line in a real spec):
 **   family=csa4.chain op=CompressedSparseAttention ratio=4 b=2 heads=1
@@ -115,6 +120,7 @@ typedef enum csa4_family {
   CSA4_FAMILY_STATE,
   CSA4_FAMILY_TIES,
   CSA4_FAMILY_CONTRACT,
+  CSA4_FAMILY_TILES,
   CSA4_FAMILY_COUNT
 } csa4_family;
 
@@ -223,9 +229,9 @@ void cases_csa4_release(tensor inputs[CSA_INPUT_COUNT], tensor outputs[CSA_OUTPU
 
 /*
 ** Emits `count` canonical specs of family ("csa4.chain", "csa4.state",
-** "csa4.ties", "csa4.contract"), case number i cycling through the family's
-** combinations (cases_csa4_family_combos) and drawing the rest from (seed,
-** i).  The number emitted, or -1 for an unknown family.
+** "csa4.ties", "csa4.contract", "csa4.tiles"), case number i cycling
+** through the family's combinations (cases_csa4_family_combos) and drawing
+** the rest from (seed, i).  The number emitted, or -1 for an unknown family.
 */
 int cases_csa4_enumerate(const char *family, int count, unsigned long long seed,
                          void (*emit)(const char *spec, void *ctx), void *ctx);
@@ -244,7 +250,8 @@ int cases_csa4_write_suite(FILE *out, int per_family_scale);
 ** Writes the ratio-4 nightly suite: per family, the gate suite's lines
 ** (scale 1), then the nightly additions from their own seed: chains of up
 ** to 300 steps, batches up to 8, prefills up to 2051 with IH 64 and topk
-** 512, starts at 2^16, 2^17 and 2^18, and more ties and contract seeds.
+** 512, starts at 2^16, 2^17 and 2^18, more ties and contract seeds, and
+** tiles cases of up to 264 heads, whose decode steps take wide tiles too.
 ** Fails (-1) if two specs would share an id.  The number of lines, or -1.
 */
 int cases_csa4_write_nightly(FILE *out);

@@ -223,13 +223,115 @@ static void gen_contract(csa4_case *c, cases_rng *r, long long i) {
   gen_rest(c, r, bias_kind, (csa_sink)cases_rng_next_range(r, 0, CSA_SINK_COUNT - 1));
 }
 
+/*
+** csa4.tiles: the shapes that take the fast attention's two tilings
+** (device/kernels/csa_attention_abi.h), which the other families' 1..4
+** heads never fill.  A pass runs its wide tiles once it has at least 264
+** wide units (CSA_WIDE_MIN_UNITS), with bs = b x S and stride = 128 + topk:
+**   scores  bs x ceil(heads / 64) x ceil(stride / 32)
+**   values  bs x ceil(heads / 32) x 4
+** and else its narrow tiles (16 heads a scores tile, 8 a values tile).
+** Each row below sets step 0's bs (b x prefill) on one side of those sums,
+** several right at a threshold; the comments give the units and the passes
+** that take wide tiles.  Heads 64 fill whole tiles; 72, 96, 40, 33 and 8
+** leave one partly full (72 and 96 a whole tile and part of a second);
+** topk 7, 100, 33, 300 and 1 end the last candidate tile partway.  The 1..3
+** decode steps after step 0 (bs = b <= 2) run the narrow tiles: whole ones
+** with heads 16, 64 and 96, a partly full scores tile with 8, 40 and 72.
+** start = 0 keeps the index scoring cheap and leaves candidates the kernels
+** must mask: the dense window holds fewer than 128 tokens (but in the
+** prefill-128..140 row, unless the window draw shortens it), and topk 33
+** and up exceed the records, so selection slots stay -1.  The shapes are
+** written out, not derived from the ABI, so that a change of the kernels'
+** thresholds leaves these specs and their digests as they are;
+** cases/tests/test_csa_tiles.c fails if they stop reaching each tiling.
+*/
+typedef struct csa4_tiles_row {
+  long long heads, topk, batch, prefill_lo, prefill_hi;
+} csa4_tiles_row;
+
+static const csa4_tiles_row tiles_rows[] = {
+    /* both passes wide (scores units, values units at the smallest prefill) */
+    {64, 7, 1, 53, 53},    /* 53 x 1 x 5 = 265, 53 x 2 x 4 = 424: scores at the threshold */
+    {64, 512, 2, 17, 20},  /* 34 x 1 x 20 = 680, 34 x 2 x 4 = 272 */
+    {72, 7, 1, 27, 32},    /* 27 x 2 x 5 = 270, 27 x 3 x 4 = 324 */
+    {72, 100, 2, 11, 14},  /* 22 x 2 x 8 = 352, 22 x 3 x 4 = 264 */
+    {40, 512, 1, 33, 40},  /* 33 x 1 x 20 = 660, 33 x 2 x 4 = 264 */
+    {40, 33, 2, 22, 26},   /* 44 x 1 x 6 = 264, 44 x 2 x 4 = 352 */
+    {33, 7, 1, 53, 60},    /* 53 x 1 x 5 = 265, 53 x 2 x 4 = 424 */
+    {33, 300, 1, 33, 36},  /* 33 x 1 x 14 = 462, 33 x 2 x 4 = 264 */
+    {8, 512, 2, 33, 36},   /* 66 x 1 x 20 = 1320, 66 x 1 x 4 = 264 */
+    {8, 7, 1, 128, 140},   /* 128 x 1 x 5 = 640, 128 x 1 x 4 = 512: 7 of >= 32 records */
+    {96, 1, 2, 14, 16},    /* 28 x 2 x 5 = 280, 28 x 3 x 4 = 336 */
+    /* one pass wide */
+    {64, 7, 2, 26, 26},    /* values: 52 x 1 x 5 = 260 (a row short), 52 x 2 x 4 = 416 */
+    {64, 512, 2, 7, 7},    /* scores: 14 x 1 x 20 = 280 (at the threshold), 14 x 2 x 4 = 112 */
+    {64, 512, 1, 32, 32},  /* scores: 32 x 1 x 20 = 640, 32 x 2 x 4 = 256 (a row short) */
+    {8, 7, 1, 53, 65},     /* scores: 53 x 1 x 5 = 265, at most 65 x 1 x 4 = 260 */
+    {72, 512, 1, 7, 21},   /* scores: 7 x 2 x 20 = 280, at most 21 x 3 x 4 = 252 */
+    {40, 1, 2, 17, 26},    /* values: at most 52 x 1 x 5 = 260, 34 x 2 x 4 = 272 */
+    {96, 1, 2, 11, 13},    /* values: at most 26 x 2 x 5 = 260, 22 x 3 x 4 = 264 */
+    /* both narrow, whole narrow tiles in step 0 too */
+    {16, 7, 2, 3, 20},     /* at most 40 x 1 x 5 = 200, 40 x 1 x 4 = 160 */
+    {64, 7, 1, 1, 16},     /* at most 16 x 1 x 5 = 80, 16 x 2 x 4 = 128 */
+};
+#define TILES_COMBOS ((int)(sizeof tiles_rows / sizeof tiles_rows[0]))
+
+/* One case of `row`: its heads, topk, batch and a prefill from its range; the rest drawn as the other families'. */
+static void gen_tiles_row(csa4_case *c, cases_rng *r, long long i, const csa4_tiles_row *row, long long decode_hi) {
+  static const long long iheads[] = {1, 4};
+  c->start = 0;
+  c->heads = row->heads;
+  c->topk = row->topk;
+  c->batch = row->batch;
+  c->prefill = cases_rng_next_range(r, row->prefill_lo, row->prefill_hi);
+  c->decode = cases_rng_next_range(r, 1, decode_hi);
+  c->index_heads = csa_case_pick(r, iheads, 2);
+  c->outputs = 5 + (int)(i / CSA_SINK_COUNT % 2);
+  gen_rest(c, r, (int)(i % CSA_CASE_BIAS_KINDS), (csa_sink)(i % CSA_SINK_COUNT));
+}
+
+static void gen_tiles(csa4_case *c, cases_rng *r, long long i) {
+  gen_tiles_row(c, r, i, &tiles_rows[i % TILES_COMBOS], 3);
+}
+
+/*
+** csa4.tiles, nightly: more head counts (17 to 264), prefills of hundreds
+** of tokens whose selections are full, and b = 8 chains whose decode steps
+** take wide tiles themselves (their units at bs = 8).  Rows as tiles_rows,
+** with 1..4 decode steps.
+*/
+static const csa4_tiles_row tiles_nightly_rows[] = {
+    {128, 512, 2, 40, 60},  /* both: 80 x 2 x 20, 80 x 4 x 4 */
+    {256, 7, 1, 66, 80},    /* both: 66 x 4 x 5, 66 x 8 x 4 */
+    {65, 7, 2, 30, 40},     /* both: 60 x 2 x 5, 60 x 3 x 4 */
+    {63, 1, 2, 27, 40},     /* both: 54 x 1 x 5, 54 x 2 x 4 */
+    {24, 7, 1, 66, 80},     /* both: 66 x 1 x 5, 66 x 1 x 4 */
+    {64, 100, 1, 500, 600}, /* both: 500 x 1 x 8, 500 x 2 x 4; topk 100 of >= 125 records, no slot -1 */
+    {8, 33, 2, 200, 260},   /* both: 400 x 1 x 6, 400 x 1 x 4; records beyond topk */
+    {264, 512, 8, 1, 4},    /* decode steps both: 8 x 5 x 20 = 800, 8 x 9 x 4 = 288 */
+    {264, 7, 8, 1, 4},      /* decode steps values: 8 x 5 x 5 = 200, 8 x 9 x 4 = 288 */
+    {72, 512, 8, 1, 3},     /* decode steps scores: 8 x 2 x 20 = 320, 8 x 3 x 4 = 96 */
+    {160, 300, 8, 1, 3},    /* decode steps scores: 8 x 3 x 14 = 336, 8 x 5 x 4 = 160 */
+    {256, 33, 2, 20, 30},   /* both: 40 x 4 x 6, 40 x 8 x 4 */
+    {96, 512, 4, 2, 5},     /* scores: 8 x 2 x 20 = 320, at most 20 x 3 x 4 = 240 */
+    {48, 200, 2, 40, 60},   /* both: 80 x 1 x 11, 80 x 2 x 4 */
+    {32, 7, 2, 20, 26},     /* neither: at most 52 x 1 x 5 = 260, 52 x 1 x 4 = 208 */
+    {17, 1, 1, 66, 70},     /* both: 66 x 1 x 5, 66 x 1 x 4 */
+};
+#define TILES_NIGHTLY_COMBOS ((int)(sizeof tiles_nightly_rows / sizeof tiles_nightly_rows[0]))
+
+static void gen_tiles_nightly(csa4_case *c, cases_rng *r, long long i) {
+  gen_tiles_row(c, r, i, &tiles_nightly_rows[i % TILES_NIGHTLY_COMBOS], 4);
+}
+
 /* ------------------------------------------------------- enumeration */
 
 typedef void (*family_gen_fn)(csa4_case *c, cases_rng *r, long long i);
-static const family_gen_fn family_gens[CSA4_FAMILY_COUNT] = {gen_chain, gen_state, gen_ties, gen_contract};
-/* The nightly suite's added cases: larger chains and starts; ties and contract as the gate's, other seeds. */
+static const family_gen_fn family_gens[CSA4_FAMILY_COUNT] = {gen_chain, gen_state, gen_ties, gen_contract, gen_tiles};
+/* The nightly suite's added cases: larger chains, starts and tiles; ties and contract as the gate's, other seeds. */
 static const family_gen_fn nightly_gens[CSA4_FAMILY_COUNT] = {gen_chain_nightly, gen_state_nightly, gen_ties,
-                                                              gen_contract};
+                                                              gen_contract, gen_tiles_nightly};
 
 static int family_index(const char *family) {
   int f;
@@ -244,6 +346,7 @@ static int family_combos(int f) {
   case CSA4_FAMILY_STATE: return STATE_COMBOS;
   case CSA4_FAMILY_TIES: return TIES_COMBOS;
   case CSA4_FAMILY_CONTRACT: return contract_combos(NULL, 0);
+  case CSA4_FAMILY_TILES: return TILES_COMBOS;
   default: return -1;
   }
 }
@@ -252,6 +355,7 @@ static int nightly_combos(int f) {
   switch (f) {
   case CSA4_FAMILY_CHAIN: return CHAIN_NIGHTLY_COMBOS;
   case CSA4_FAMILY_STATE: return STATE_NIGHTLY_COMBOS;
+  case CSA4_FAMILY_TILES: return TILES_NIGHTLY_COMBOS;
   default: return family_combos(f);
   }
 }
@@ -293,10 +397,13 @@ int cases_csa4_enumerate(const char *family, int count, unsigned long long seed,
 #define CASES_CSA4_SUITE_SEED 0x62697467617465ull   /* "bitgate" */
 #define CASES_CSA4_NIGHTLY_SEED 0x6e696768746c79ull /* "nightly" */
 
-/* Passes over each family's combinations in the gate suite (at scale 1): 128 + 32 + 48 + one per contract site. */
-static const int suite_passes[CSA4_FAMILY_COUNT] = {2, 2, 2, 1};
-/* The nightly suite's added passes over nightly_gens' combinations: 36 + 24 + 24 + one per contract site. */
-static const int nightly_passes[CSA4_FAMILY_COUNT] = {2, 2, 1, 1};
+/*
+** Passes over each family's combinations in the gate suite (at scale 1):
+** 128 + 32 + 48 + one per contract site + 20.
+*/
+static const int suite_passes[CSA4_FAMILY_COUNT] = {2, 2, 2, 1, 1};
+/* The nightly suite's added passes over nightly_gens' combinations: 36 + 24 + 24 + one per contract site + 16. */
+static const int nightly_passes[CSA4_FAMILY_COUNT] = {2, 2, 1, 1, 1};
 
 static int csa4_write_suite(FILE *out, int per_family_scale, int nightly) {
   spec_list l = {0};

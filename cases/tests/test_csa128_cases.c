@@ -102,6 +102,17 @@ Test(csa128_spec, parse_errors_name_the_token) {
       {HEAD DIMS "bias=129 " TAIL, "inconsistent token 'bias=129'"},
       {"family=csa128.state op=CompressedSparseAttention ratio=128 cache=f32 " DIMS "bias=none " TAIL,
        "inconsistent token 'start=0'"},
+      /* csa128.tiles takes start=0 chains and synthetic starts alike */
+      {"family=csa128.tiles op=CompressedSparseAttention ratio=128 cache=f32 " DIMS "bias=none " TAIL, NULL},
+      {"family=csa128.tiles op=CompressedSparseAttention ratio=128 cache=fp8 b=1 heads=64 window=128 start=300 "
+       "prefill=3 decode=2 cap=2 bias=none " TAIL,
+       NULL},
+      {"family=csa128.tiles op=CompressedSparseAttention ratio=128 cache=fp8 b=1 heads=64 window=128 start=300 "
+       "prefill=3 decode=2 cap=1 bias=none " TAIL,
+       "inconsistent token 'cap=1'"},
+      {"family=csa128.tiles op=CompressedSparseAttention ratio=128 cache=f32 " DIMS "bias=none " TAIL
+       " contract=scale",
+       "key not used by family csa128.tiles in token 'contract=scale'"},
       {"family=csa128.contract op=CompressedSparseAttention ratio=128 cache=f32 " DIMS "bias=none " TAIL
        " contract=scale",
        "inconsistent token 'decode=2'"},
@@ -153,8 +164,9 @@ Test(csa128_spec, suite_covers_the_families_and_boundaries) {
   for (k = 0; k < 7; k++) cr_expect(seen_prefill[k] > 0, "no chain with prefill %lld", prefills[k]);
   cr_expect(long_chain >= 10 && batch && short_window && no_bias && rank1 && full && spare && near16 && near20);
   for (i = 0; i < CSA_SINK_COUNT; i++) cr_expect(sinks[i] > 0);
-  printf("csa128 gate suite: %d specs: chain %d, state %d, contract %d; %d chains of >= 130 decode steps\n", s.n,
-         fam[0], fam[1], fam[2], long_chain);
+  for (i = 0; i < CSA_FAMILY_COUNT; i++) cr_expect(fam[i] > 0, "no %s case", cases_csa_family_name((csa_family)i));
+  printf("csa128 gate suite: %d specs: chain %d, state %d, contract %d, tiles %d; %d chains of >= 130 decode steps\n",
+         s.n, fam[0], fam[1], fam[2], fam[3], long_chain);
   spec_set_free(&s);
 }
 
@@ -327,6 +339,7 @@ static void run_family(csa_family family) {
 Test(csa128_oracle, chain_family_runs_every_step, .timeout = 600) { run_family(CSA_FAMILY_CHAIN); }
 Test(csa128_oracle, state_family_runs_every_step, .timeout = 600) { run_family(CSA_FAMILY_STATE); }
 Test(csa128_oracle, contract_family_is_rejected_with_its_code, .timeout = 600) { run_family(CSA_FAMILY_CONTRACT); }
+Test(csa128_oracle, tiles_family_runs_every_step, .timeout = 600) { run_family(CSA_FAMILY_TILES); }
 
 /* --------------------------------------------------------- the corpus */
 

@@ -109,6 +109,12 @@ Test(csa4_spec, parse_errors_name_the_token) {
       {HEAD DIMS "bias=1x1x1x135 " TAIL, NULL},
       {"family=csa4.state op=CompressedSparseAttention ratio=4 " DIMS "bias=none " TAIL,
        "inconsistent token 'start=0'"},
+      {"family=csa4.tiles op=CompressedSparseAttention ratio=4 " DIMS "bias=none " TAIL, NULL},
+      {"family=csa4.tiles op=CompressedSparseAttention ratio=4 b=1 heads=2 iheads=4 topk=7 window=128 start=5 "
+       "prefill=3 decode=2 cap=2 outputs=5 bias=none " TAIL,
+       "inconsistent token 'start=5'"},
+      {"family=csa4.tiles op=CompressedSparseAttention ratio=4 " DIMS "bias=none " TAIL " ties=relu",
+       "key not used by family csa4.tiles in token 'ties=relu'"},
       {TIES "ties=dup seed=1", NULL},
       {TIES "ties=none seed=1", "bad value in token 'ties=none'"},
       {TIES "seed=1", "missing key 'ties'"},
@@ -183,6 +189,8 @@ Test(csa4_spec, suite_covers_the_families_and_boundaries) {
   for (k = 0; k < CSA_SINK_COUNT; k++) cr_expect(sinks[k] > 0);
   cr_expect(outputs[0] && outputs[1] && long_chain >= 10 && batch && padded && cand1 && cand_full && full && spare &&
             at_2_16);
+  for (k = 0; k < CSA4_FAMILY_COUNT; k++)
+    cr_expect(fam[k] > 0, "no %s case", cases_csa4_family_name((csa4_family)k));
   /* csa4.contract: every site of every code that applies to ratio 4. */
   for (code = 1; code < CSA_CONTRACT_COUNT; code++) {
     int n = cases_csa4_contract_sites(code, 6, 1, sites);
@@ -191,8 +199,9 @@ Test(csa4_spec, suite_covers_the_families_and_boundaries) {
       cr_expect(seen_site[code][site_slot(sites[k])] > 0, "no csa4.contract case for %s at site %d",
                 csa_contract_name(code), sites[k]);
   }
-  printf("csa4 gate suite: %d specs: chain %d, state %d, ties %d, contract %d; %d chains of >= 40 decode steps\n", s.n,
-         fam[0], fam[1], fam[2], fam[3], long_chain);
+  printf("csa4 gate suite: %d specs: chain %d, state %d, ties %d, contract %d, tiles %d; %d chains of >= 40 decode "
+         "steps\n",
+         s.n, fam[0], fam[1], fam[2], fam[3], fam[4], long_chain);
   spec_set_free(&s);
 }
 

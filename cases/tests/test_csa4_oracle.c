@@ -2,13 +2,13 @@
 ** test_csa4_oracle.c: the CSA ratio-4 gate cases through the oracle.
 **
 ** The oracle is the judge: every csa4.contract case is rejected with its
-** code, input and axis; every step of every chain, state and ties case is
-** accepted (so the materialized shapes meet the contract), with each step's
-** presents threaded back in as the next step's pasts; the ties cases tie
-** (the oracle's IndexScoring payload shows equal scores, and its selection
-** follows the total order with the record tiebreak); and a chain of decode
-** steps ends where one prefill of the same tokens ends.  Each family prints
-** its oracle time.  Failures print the spec.
+** code, input and axis; every step of every chain, state, ties and tiles
+** case is accepted (so the materialized shapes meet the contract), with
+** each step's presents threaded back in as the next step's pasts; the ties
+** cases tie (the oracle's IndexScoring payload shows equal scores, and its
+** selection follows the total order with the record tiebreak); and a chain
+** of decode steps ends where one prefill of the same tokens ends.  Each
+** family prints its oracle time.  Failures print the spec.
 */
 #include "cases/csa4_cases.h"
 #include "csa4_test_util.h"
@@ -125,6 +125,7 @@ Test(csa4_oracle, contract_family_is_rejected_with_its_code_input_and_axis, .tim
 }
 Test(csa4_oracle, chain_family_runs_every_step, .timeout = 600) { run_family(CSA4_FAMILY_CHAIN, NULL, NULL); }
 Test(csa4_oracle, state_family_runs_every_step, .timeout = 600) { run_family(CSA4_FAMILY_STATE, NULL, NULL); }
+Test(csa4_oracle, tiles_family_runs_every_step, .timeout = 600) { run_family(CSA4_FAMILY_TILES, NULL, NULL); }
 
 /* ------------------------------------------------------------ the ties */
 

@@ -43,7 +43,7 @@ static runner_env oracle_env(void) {
 }
 
 Test(csa4_lanes, oracle_lane_passes_every_family) {
-  static const char *const families[] = {"csa4.chain", "csa4.state", "csa4.ties", "csa4.contract"};
+  static const char *const families[] = {"csa4.chain", "csa4.state", "csa4.ties", "csa4.contract", "csa4.tiles"};
   static case_report r;
   runner_env env = oracle_env();
   spec_bag b;
