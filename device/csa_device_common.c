@@ -215,7 +215,6 @@ void csa_device_attention_plan(long long bs_rows, long long heads, long long str
   for (i = 0; i < CSA_ATTN_PASSES; i++) {
     plan[i].wide = i == CSA_ATTN_SCORES ? wide_scores : i == CSA_ATTN_VALUES ? wide_values : 0;
     plan[i].blocks = csa_device_blocks(units[i]);
-    plan[i].threads = (i == CSA_ATTN_SCORES || i == CSA_ATTN_VALUES) && !plan[i].wide ? CSA_NARROW_THREADS
-                                                                                     : CSA_TILE_THREADS;
+    plan[i].threads = i == CSA_ATTN_SCORES && !plan[i].wide ? CSA_NARROW_SCORE_THREADS : CSA_TILE_THREADS;
   }
 }

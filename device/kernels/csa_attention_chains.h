@@ -54,11 +54,11 @@ template <int WARPS, int WARP_HEADS, int LANE_DIMS, int CHUNK> struct csa_value_
 };
 
 /* The shapes of csa_attention_abi.h, which the launchers size grids by. */
-typedef csa_score_tile<CSA_NARROW_THREADS / 32, CSA_NARROW_SCORE_HEADS / (CSA_NARROW_THREADS / 32), 64>
+typedef csa_score_tile<CSA_NARROW_SCORE_THREADS / 32, CSA_NARROW_SCORE_HEADS / (CSA_NARROW_SCORE_THREADS / 32), 64>
     csa_narrow_scores;
 typedef csa_score_tile<CSA_TILE_THREADS / 32, CSA_WIDE_SCORE_HEADS / (CSA_TILE_THREADS / 32), 64> csa_wide_scores;
-typedef csa_value_tile<CSA_NARROW_THREADS / 32, CSA_NARROW_VALUE_HEADS / (CSA_NARROW_THREADS / 32),
-                       CSA_NARROW_VALUE_DIMS / 32, 64>
+typedef csa_value_tile<CSA_TILE_THREADS / 32, CSA_NARROW_VALUE_HEADS / (CSA_TILE_THREADS / 32),
+                       CSA_NARROW_VALUE_DIMS / 32, 256>
     csa_narrow_values;
 typedef csa_value_tile<CSA_TILE_THREADS / 32, CSA_WIDE_VALUE_HEADS / (CSA_TILE_THREADS / 32),
                        CSA_WIDE_VALUE_DIMS / 32, 32>
@@ -216,6 +216,16 @@ template <int N> static __device__ __forceinline__ void csa_lane_values(const fl
   }
 }
 
+/* A lane's N outputs, one global store. */
+template <int N> static __device__ __forceinline__ void csa_lane_store(float *dst, const float (&v)[N]) {
+  if constexpr (N == 4)
+    *(float4 *)dst = make_float4(v[0], v[1], v[2], v[3]);
+  else if constexpr (N == 2)
+    *(float2 *)dst = make_float2(v[0], v[1]);
+  else
+    dst[0] = v[0];
+}
+
 /* acc[d] + p * v[d] for each of a lane's dims: one term of each of its chains of one head. */
 template <int N> static __device__ __forceinline__ void csa_values_term(float (&acc)[N], float p, const float (&v)[N]) {
 #pragma unroll
@@ -310,9 +320,7 @@ static __device__ void csa_attn_values(const RowAt &row_at, long long bs_rows, l
     }
 #pragma unroll
     for (j = 0; j < T::warp_heads; j++) /* a constant j keeps acc in registers */
-      if (j < heads_here)
-#pragma unroll
-        for (t = 0; t < T::lane_dims; t++) r.y[(first + j) * CSA_ATTN_DIM + d0 + dl + t] = acc[j][t];
+      if (j < heads_here) csa_lane_store<T::lane_dims>(r.y + (first + j) * CSA_ATTN_DIM + d0 + dl, acc[j]);
   }
 }
 
