@@ -18,6 +18,7 @@
 #define CSA_NARROW_SCORE_HEADS 16 /* 4 a warp */
 #define CSA_NARROW_VALUE_HEADS 8  /* 1 a warp */
 #define CSA_NARROW_VALUE_DIMS 32  /* 1 a lane */
+#define CSA_NARROW_VALUE_CHUNK 256 /* candidates it stages at once: a thread each */
 #define CSA_WIDE_SCORE_HEADS 64   /* 8 a warp */
 #define CSA_WIDE_VALUE_HEADS 32   /* 4 a warp */
 #define CSA_WIDE_VALUE_DIMS 128   /* 4 a lane */
@@ -25,9 +26,7 @@
 ** A pass takes its wide tiles once they are at least this many: two for
 ** each of an H200's 132 SMs.  Fewer wide tiles would leave SMs idle, where
 ** the narrow ones (4 times as many scores tiles, 16 times as many values
-** tiles) reach them.  The narrow values tile gives a thread one chain: at
-** B = 1 a tile of two chains a thread (4 warps, 2 heads each) ran its
-** 640-term chains on one warp a scheduler and took 14.1 us against 10.8.  A constant, not the device's SM count, so that a case
+** tiles) reach them.  A constant, not the device's SM count, so that a case
 ** runs the same kernels on every GPU.
 */
 #define CSA_WIDE_MIN_UNITS 264

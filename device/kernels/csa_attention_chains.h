@@ -1,10 +1,11 @@
 /*
 ** csa_attention_chains.h: the scores and values passes of the fast CSA sink
-** attention (csa_attention_tiles.h), each one template over the shape of
-** its tile, and the two shapes the launchers choose between
-** (csa_attention_abi.h: narrow tiles for few (b, s) row groups, as at a
-** decode step with B = 1; wide tiles once they fill every SM twice).
-** CUDA C++, included by csa_attention_tiles.h after its gather pass.
+** attention (csa_attention_tiles.h) as templates over the shape of their
+** tile, and the shapes the launchers choose between (csa_attention_abi.h):
+** narrow scores tiles for few (b, s) row groups, as at a decode step with B
+** = 1, and wide scores and values tiles once they fill every SM twice.  The
+** narrow values tile, a chain a thread, is csa_attention_tiles.h's own
+** pass.  CUDA C++, included by csa_attention_tiles.h after its softmax.
 **
 **   csa_attn_scores<T>  a tile of T::heads heads (T::warp_heads a warp) x
 **                       CSA_TILE_CANDS candidates (a lane each): a thread
@@ -57,15 +58,11 @@ template <int WARPS, int WARP_HEADS, int LANE_DIMS, int CHUNK> struct csa_value_
 typedef csa_score_tile<CSA_NARROW_SCORE_THREADS / 32, CSA_NARROW_SCORE_HEADS / (CSA_NARROW_SCORE_THREADS / 32), 64>
     csa_narrow_scores;
 typedef csa_score_tile<CSA_TILE_THREADS / 32, CSA_WIDE_SCORE_HEADS / (CSA_TILE_THREADS / 32), 64> csa_wide_scores;
-typedef csa_value_tile<CSA_TILE_THREADS / 32, CSA_NARROW_VALUE_HEADS / (CSA_TILE_THREADS / 32),
-                       CSA_NARROW_VALUE_DIMS / 32, 256>
-    csa_narrow_values;
 typedef csa_value_tile<CSA_TILE_THREADS / 32, CSA_WIDE_VALUE_HEADS / (CSA_TILE_THREADS / 32),
                        CSA_WIDE_VALUE_DIMS / 32, 32>
     csa_wide_values;
 static_assert(csa_narrow_scores::heads == CSA_NARROW_SCORE_HEADS && csa_wide_scores::heads == CSA_WIDE_SCORE_HEADS &&
-                  csa_narrow_values::heads == CSA_NARROW_VALUE_HEADS &&
-                  csa_wide_values::heads == CSA_WIDE_VALUE_HEADS,
+                  csa_wide_values::heads == CSA_WIDE_VALUE_HEADS && csa_wide_values::dims == CSA_WIDE_VALUE_DIMS,
               "the tiles are the ABI's");
 
 static __device__ __forceinline__ float4 csa_zero4(void) { return make_float4(0.0f, 0.0f, 0.0f, 0.0f); }

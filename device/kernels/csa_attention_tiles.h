@@ -59,6 +59,7 @@
 
 #define CSA_TILE_WARPS (CSA_TILE_THREADS / 32)
 #define CSA_GATHER_RUNS (CSA_ATTN_DIM / 32)                                   /* runs of 32 dims a row: 16 */
+#define CSA_NARROW_VALUE_LOADS (CSA_NARROW_VALUE_CHUNK * CSA_NARROW_VALUE_DIMS / 4 / CSA_TILE_THREADS) /* float4s: 8 */
 #define CSA_SOFTMAX_BATCH 1024 /* exps summed from shared memory at once */
 #define CSA_SOFTMAX_HELD (CSA_SOFTMAX_BATCH / CSA_TILE_THREADS)
 
@@ -134,14 +135,12 @@ static __device__ __forceinline__ float csa_sum_in_order(const float *x, int n, 
 /*
 ** Pass 2.  A block per output row, block-stride: the max reduced across the
 ** block, CSA_SOFTMAX_BATCH exps at a time, each batch summed by thread 0
-** from shared memory in candidate order, the probabilities in parallel.  A
-** row of one batch (stride <= CSA_SOFTMAX_BATCH, every decode step's) is
-** read once into registers, its max, exps and probabilities taken from
-** there, and each weight written once; a longer row's exps go through
-** weights and are read back.  The sink's exp is taken by another warp while
-** thread 0 sums.  A dead candidate enters the batch as +0 rather than being
-** skipped: the sum starts at +0 and every exp is >= +0 (or NaN), so it is
-** never -0, and adding +0 leaves it as it is.
+** from shared memory in candidate order, the probabilities in parallel (from
+** the exps each thread still holds, for a row of one batch).  The sink's exp
+** is taken by another warp while thread 0 sums.  A dead
+** candidate enters the batch as +0 rather than being skipped: the sum starts
+** at +0 and every exp is >= +0 (or NaN), so it is never -0, and adding +0
+** leaves it as it is.
 */
 template <class RowAt>
 static __device__ void csa_attn_softmax(const RowAt &row_at, long long rows) {
@@ -154,19 +153,9 @@ static __device__ void csa_attn_softmax(const RowAt &row_at, long long rows) {
     csa_attention_row r;
     float m = csa_neg_inf(), sum = 0.0f, held[CSA_SOFTMAX_HELD]; /* sum: thread 0's */
     long long c0, c;
-    int one, off, i, j;
+    int off, i, j;
     row_at(row, &r);
-    one = r.stride <= CSA_SOFTMAX_BATCH; /* block-uniform */
-    if (one) {
-#pragma unroll
-      for (j = 0; j < CSA_SOFTMAX_HELD; j++) { /* -inf, the max's identity, past the stride */
-        c = tid + j * CSA_TILE_THREADS;
-        held[j] = c < r.stride ? r.scores[c] : csa_neg_inf();
-        m = nx_maxf(m, held[j]);
-      }
-    } else {
-      for (c = tid; c < r.stride; c += CSA_TILE_THREADS) m = nx_maxf(m, r.scores[c]);
-    }
+    for (c = tid; c < r.stride; c += CSA_TILE_THREADS) m = nx_maxf(m, r.scores[c]);
     for (off = 16; off > 0; off /= 2) m = nx_maxf(m, __shfl_xor_sync(0xffffffffu, m, off));
     __syncthreads(); /* the previous row is done with wmax, batch and den */
     if (lane == 0) wmax[warp] = m;
@@ -184,9 +173,9 @@ static __device__ void csa_attn_softmax(const RowAt &row_at, long long rows) {
         float w = csa_neg_inf(), e = 0.0f;
         c = c0 + tid + j * CSA_TILE_THREADS;
         if (c < r.stride) {
-          w = one ? held[j] : r.scores[c];
+          w = r.scores[c];
           if (!nx_csa_is_neg_inf(w)) w = nx_expf(w - m), e = w;
-          if (!one) r.weights[c] = w;
+          r.weights[c] = w;
         }
         held[j] = w;
         batch[tid + j * CSA_TILE_THREADS] = e;
@@ -197,11 +186,11 @@ static __device__ void csa_attn_softmax(const RowAt &row_at, long long rows) {
     }
     if (tid == 0) den = sum + sink_w;
     __syncthreads();
-    if (one) { /* past count every weight is -inf (its score is) */
+    if (r.stride <= CSA_SOFTMAX_BATCH) {
 #pragma unroll
       for (j = 0; j < CSA_SOFTMAX_HELD; j++) {
         c = tid + j * CSA_TILE_THREADS;
-        if (c < r.stride) r.weights[c] = c < r.count && !nx_csa_is_neg_inf(held[j]) ? held[j] / den : held[j];
+        if (c < r.count && !nx_csa_is_neg_inf(held[j])) r.weights[c] = held[j] / den;
       }
     } else {
       for (c = tid; c < r.count; c += CSA_TILE_THREADS) { /* each thread rereads only what it wrote */
@@ -212,6 +201,131 @@ static __device__ void csa_attn_softmax(const RowAt &row_at, long long rows) {
   }
 }
 
-#include "csa_attention_chains.h" /* the scores and values passes, narrow and wide tiles */
+#include "csa_attention_chains.h" /* the scores passes and the wide values pass */
+
+/*
+** The narrow values pass (a chain a thread) keeps its own form, apart from
+** csa_attention_chains.h's template: its one chain a thread must load its
+** next terms while it adds, or it waits out every shared-memory load; the
+** template's form of this tile (8 warps of a head, a dim a lane) ran 17.3
+** us at B = 1 against this pass's 10.8 (docs/SPEED.md, seventh round).
+*/
+#define CSA_NV_DIMS CSA_NARROW_VALUE_DIMS /* the stride of a lane's column of staged values */
+
+/* acc + p.x * v0 + ... + p.w * v3, one term at a time. */
+static __device__ __forceinline__ float csa_weighted4(float acc, float4 p, float v0, float v1, float v2,
+                                                      float v3) {
+  acc = acc + p.x * v0;
+  acc = acc + p.y * v1;
+  acc = acc + p.z * v2;
+  return acc + p.w * v3;
+}
+
+/*
+** acc + p[0] * v[0] + p[1] * v[CSA_NV_DIMS] + ... over n candidates, in
+** that order, p 16-byte aligned, v a lane's column of the staged values:
+** the next four terms are loaded while the last four are added.
+*/
+static __device__ __forceinline__ float csa_weighted_sum_in_order(const float *p, const float *v, int n,
+                                                                  float acc) {
+  int i = 0;
+  if (n >= 4) {
+    float4 p4 = *(const float4 *)p;
+    float v0 = v[0], v1 = v[CSA_NV_DIMS], v2 = v[2 * CSA_NV_DIMS], v3 = v[3 * CSA_NV_DIMS];
+#pragma unroll 4
+    for (i = 4; i + 4 <= n; i += 4) {
+      const float *nv = v + i * CSA_NV_DIMS;
+      const float4 np4 = *(const float4 *)(p + i);
+      const float n0 = nv[0], n1 = nv[CSA_NV_DIMS], n2 = nv[2 * CSA_NV_DIMS], n3 = nv[3 * CSA_NV_DIMS];
+      acc = csa_weighted4(acc, p4, v0, v1, v2, v3);
+      p4 = np4, v0 = n0, v1 = n1, v2 = n2, v3 = n3;
+    }
+    acc = csa_weighted4(acc, p4, v0, v1, v2, v3);
+  }
+  for (; i < n; i++) acc = acc + p[i] * v[i * CSA_NV_DIMS];
+  return acc;
+}
+
+/*
+** The narrow values pass's loads of candidates c0 .. c0 +
+** CSA_NARROW_VALUE_CHUNK - 1: thread t's probability of each head (-inf
+** past count or heads), and float4 i of the chunk's values is number t +
+** CSA_TILE_THREADS * i, row-major over the tile's dims (zeros past count).
+*/
+static __device__ __forceinline__ void csa_narrow_values_load(float *pf, float4 *vf, const csa_attention_row *r,
+                                                              long long heads, long long h0, long long c0,
+                                                              int d0) {
+  const int per_row = CSA_NARROW_VALUE_DIMS / 4;
+  const long long c = c0 + threadIdx.x;
+  int j, i;
+#pragma unroll
+  for (j = 0; j < CSA_NARROW_VALUE_HEADS; j++)
+    pf[j] = h0 + j < heads && c < r->count ? r->weights[j * r->stride + c] : csa_neg_inf();
+#pragma unroll
+  for (i = 0; i < CSA_NARROW_VALUE_LOADS; i++) {
+    const int f = (int)threadIdx.x + CSA_TILE_THREADS * i, t = f / per_row;
+    const float4 *src = (const float4 *)(r->gathered + (c0 + t) * CSA_ATTN_DIM + d0) + f % per_row;
+    vf[i] = c0 + t < r->count ? __ldg(src) : csa_zero4();
+  }
+}
+
+/*
+** Pass 3, narrow tiles (CSA_NARROW_VALUE_HEADS heads x CSA_NARROW_VALUE_DIMS
+** dims).  Units (bs, head tile, dim tile), block-stride; warp w owns head
+** h0 + w, lane l dim d0 + l.  Software-pipelined over chunks of
+** candidates: while chunk k is multiplied, chunk k + 1's probabilities and
+** values are in flight.  A head whose chunk has no dead candidate runs its
+** chain without the test.
+*/
+template <class RowAt>
+static __device__ void csa_attn_values_narrow(const RowAt &row_at, long long bs_rows, long long heads) {
+  __shared__ __align__(16) float ps[CSA_NARROW_VALUE_HEADS][CSA_NARROW_VALUE_CHUNK];
+  __shared__ __align__(16) float vs[CSA_NARROW_VALUE_CHUNK][CSA_NARROW_VALUE_DIMS];
+  const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32, per_row = CSA_NARROW_VALUE_DIMS / 4;
+  const long long htiles = (heads + CSA_NARROW_VALUE_HEADS - 1) / CSA_NARROW_VALUE_HEADS;
+  const long long dtiles = CSA_ATTN_DIM / CSA_NARROW_VALUE_DIMS;
+  long long unit;
+  static_assert(CSA_NARROW_VALUE_CHUNK == CSA_TILE_THREADS, "a thread loads one candidate's probabilities");
+  for (unit = blockIdx.x; unit < bs_rows * htiles * dtiles; unit += gridDim.x) {
+    const long long q = csa_div_ll(unit, dtiles), bs = csa_div_ll(q, htiles);
+    const long long h0 = (q - bs * htiles) * CSA_NARROW_VALUE_HEADS, h = h0 + warp;
+    const int d0 = (int)(unit - q * dtiles) * CSA_NARROW_VALUE_DIMS;
+    csa_attention_row r;
+    float acc = 0.0f, pf[CSA_NARROW_VALUE_HEADS];
+    float4 vf[CSA_NARROW_VALUE_LOADS];
+    long long c0;
+    int i, j;
+    row_at(bs * heads + h0, &r);
+    csa_narrow_values_load(pf, vf, &r, heads, h0, 0, d0);
+    for (c0 = 0; c0 < r.count; c0 += CSA_NARROW_VALUE_CHUNK) {
+      const int n = (int)csa_min_ll(CSA_NARROW_VALUE_CHUNK, r.count - c0);
+      __syncthreads(); /* the previous chunk's (or unit's) ps and vs are read */
+#pragma unroll
+      for (j = 0; j < CSA_NARROW_VALUE_HEADS; j++) ps[j][tid] = pf[j];
+#pragma unroll
+      for (i = 0; i < CSA_NARROW_VALUE_LOADS; i++) {
+        const int f = tid + CSA_TILE_THREADS * i;
+        *(float4 *)&vs[f / per_row][4 * (f % per_row)] = vf[i];
+      }
+      __syncthreads(); /* ps and vs are filled */
+      if (c0 + CSA_NARROW_VALUE_CHUNK < r.count)
+        csa_narrow_values_load(pf, vf, &r, heads, h0, c0 + CSA_NARROW_VALUE_CHUNK, d0);
+      if (h < heads) { /* warp-uniform */
+        int dead = 0;
+        for (i = lane; i < n; i += 32) dead |= nx_csa_is_neg_inf(ps[warp][i]);
+        if (__any_sync(0xffffffffu, dead)) {
+          for (i = 0; i < n; i++) {
+            const float p = ps[warp][i];
+            if (!nx_csa_is_neg_inf(p)) acc = acc + p * vs[i][lane];
+          }
+        } else {
+          acc = csa_weighted_sum_in_order(ps[warp], &vs[0][lane], n, acc);
+        }
+      }
+    }
+    if (h < heads) r.y[(h - h0) * CSA_ATTN_DIM + d0 + lane] = acc;
+  }
+}
+
 
 #endif /* CSA_ATTENTION_TILES_H */
