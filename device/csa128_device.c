@@ -39,6 +39,7 @@ enum csa128_kernel_id {
   CSA128_K_ATTN_SCORES,
   CSA128_K_ATTN_SOFTMAX,
   CSA128_K_ATTN_VALUES,
+  CSA128_K_ATTN_SCORES_NARROW,
   CSA128_K_ATTN_SCORES_WIDE,
   CSA128_K_ATTN_VALUES_WIDE,
   CSA128_K_FAST_COUNT,                      /* csa128.cu's kernels end here */
@@ -53,6 +54,7 @@ static const char *const csa128_kernel_names[CSA128_K_COUNT] = {
     [CSA128_K_ATTN_SCORES] = CSA128_KERNEL_ATTN_SCORES,
     [CSA128_K_ATTN_SOFTMAX] = CSA128_KERNEL_ATTN_SOFTMAX,
     [CSA128_K_ATTN_VALUES] = CSA128_KERNEL_ATTN_VALUES,
+    [CSA128_K_ATTN_SCORES_NARROW] = CSA128_KERNEL_ATTN_SCORES_NARROW,
     [CSA128_K_ATTN_SCORES_WIDE] = CSA128_KERNEL_ATTN_SCORES_WIDE,
     [CSA128_K_ATTN_VALUES_WIDE] = CSA128_KERNEL_ATTN_VALUES_WIDE,
     [CSA128_K_ATTENTION] = CSA128_KERNEL_ATTENTION,
@@ -236,10 +238,12 @@ static int csa128_launch_attention(device_csa128 *k, const csa_dims *d, const cs
                   &heads,  &kv_len,     &past_capacity, &present_capacity, &cache_fp8,
                   &scale,  &gathered}; /* the reference's kernel takes all but the last */
   const long long rows = batch * seq * heads, stride = CSA_DENSE_WINDOW + present_capacity;
-  static const int narrow_kernel[CSA_ATTN_PASSES] = {CSA128_K_ATTN_GATHER, CSA128_K_ATTN_SCORES,
-                                                     CSA128_K_ATTN_SOFTMAX, CSA128_K_ATTN_VALUES};
-  static const int wide_kernel[CSA_ATTN_PASSES] = {CSA128_K_ATTN_GATHER, CSA128_K_ATTN_SCORES_WIDE,
-                                                   CSA128_K_ATTN_SOFTMAX, CSA128_K_ATTN_VALUES_WIDE};
+  static const int kernel[CSA_ATTN_PASSES][CSA_TILINGS] = {
+      [CSA_ATTN_GATHER] = {CSA128_K_ATTN_GATHER, CSA128_K_ATTN_GATHER, CSA128_K_ATTN_GATHER},
+      [CSA_ATTN_SCORES] = {CSA128_K_ATTN_SCORES, CSA128_K_ATTN_SCORES_NARROW, CSA128_K_ATTN_SCORES_WIDE},
+      [CSA_ATTN_SOFTMAX] = {CSA128_K_ATTN_SOFTMAX, CSA128_K_ATTN_SOFTMAX, CSA128_K_ATTN_SOFTMAX},
+      [CSA_ATTN_VALUES] = {CSA128_K_ATTN_VALUES, CSA128_K_ATTN_VALUES, CSA128_K_ATTN_VALUES_WIDE},
+  };
   csa_attn_launch plan[CSA_ATTN_PASSES];
   int i;
   if (rows == 0) return 0;
@@ -247,7 +251,7 @@ static int csa128_launch_attention(device_csa128 *k, const csa_dims *d, const cs
     return csa128_launch(k, CSA128_K_ATTENTION, csa_device_blocks(rows), REF_ATTN_THREADS, args);
   csa_device_attention_plan(batch * seq, heads, stride, plan);
   for (i = 0; i < CSA_ATTN_PASSES; i++)
-    if (csa128_launch(k, plan[i].wide ? wide_kernel[i] : narrow_kernel[i], plan[i].blocks, plan[i].threads, args))
+    if (csa128_launch(k, kernel[i][plan[i].tiling], plan[i].blocks, plan[i].threads, args))
       return 1;
   return 0;
 }

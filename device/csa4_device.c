@@ -59,6 +59,7 @@ enum csa4_kernel_id {
   CSA4_K_ATTN_SCORES,
   CSA4_K_ATTN_SOFTMAX,
   CSA4_K_ATTN_VALUES,
+  CSA4_K_ATTN_SCORES_NARROW,
   CSA4_K_ATTN_SCORES_WIDE,
   CSA4_K_ATTN_VALUES_WIDE,
   CSA4_K_FAST_COUNT, /* csa4.cu's kernels end here */
@@ -73,6 +74,7 @@ static const char *const csa4_kernel_names[CSA4_K_COUNT] = {
     [CSA4_K_BROADCAST] = CSA4_KERNEL_BROADCAST, [CSA4_K_ATTN_GATHER] = CSA4_KERNEL_ATTN_GATHER,
     [CSA4_K_ATTN_SCORES] = CSA4_KERNEL_ATTN_SCORES,
     [CSA4_K_ATTN_SOFTMAX] = CSA4_KERNEL_ATTN_SOFTMAX, [CSA4_K_ATTN_VALUES] = CSA4_KERNEL_ATTN_VALUES,
+    [CSA4_K_ATTN_SCORES_NARROW] = CSA4_KERNEL_ATTN_SCORES_NARROW,
     [CSA4_K_ATTN_SCORES_WIDE] = CSA4_KERNEL_ATTN_SCORES_WIDE, [CSA4_K_ATTN_VALUES_WIDE] = CSA4_KERNEL_ATTN_VALUES_WIDE,
     [CSA4_K_ATTENTION] = CSA4_KERNEL_ATTENTION,
 };
@@ -347,10 +349,12 @@ static int csa4_launch_attention(device_csa4 *k, csa4_step *st) {
                   &bias,      &y,     &scores,     &weights, &total};
   void *fast_args[] = {&st->shape, &query, &current_kv, &cache,    &selection, &sink,
                        &bias,      &y,     &scores,     &weights,  &gathered,  &total};
-  static const int narrow_kernel[CSA_ATTN_PASSES] = {CSA4_K_ATTN_GATHER, CSA4_K_ATTN_SCORES, CSA4_K_ATTN_SOFTMAX,
-                                                     CSA4_K_ATTN_VALUES};
-  static const int wide_kernel[CSA_ATTN_PASSES] = {CSA4_K_ATTN_GATHER, CSA4_K_ATTN_SCORES_WIDE, CSA4_K_ATTN_SOFTMAX,
-                                                   CSA4_K_ATTN_VALUES_WIDE};
+  static const int kernel[CSA_ATTN_PASSES][CSA_TILINGS] = {
+      [CSA_ATTN_GATHER] = {CSA4_K_ATTN_GATHER, CSA4_K_ATTN_GATHER, CSA4_K_ATTN_GATHER},
+      [CSA_ATTN_SCORES] = {CSA4_K_ATTN_SCORES, CSA4_K_ATTN_SCORES_NARROW, CSA4_K_ATTN_SCORES_WIDE},
+      [CSA_ATTN_SOFTMAX] = {CSA4_K_ATTN_SOFTMAX, CSA4_K_ATTN_SOFTMAX, CSA4_K_ATTN_SOFTMAX},
+      [CSA_ATTN_VALUES] = {CSA4_K_ATTN_VALUES, CSA4_K_ATTN_VALUES, CSA4_K_ATTN_VALUES_WIDE},
+  };
   csa_attn_launch plan[CSA_ATTN_PASSES];
   int i;
   if (k->variant == DEVICE_VARIANT_REFERENCE)
@@ -358,7 +362,7 @@ static int csa4_launch_attention(device_csa4 *k, csa4_step *st) {
   if (p->heads == 0) return 0; /* no output row */
   csa_device_attention_plan(bs, p->heads, stride, plan);
   for (i = 0; i < CSA_ATTN_PASSES; i++)
-    if (csa4_launch(k, plan[i].wide ? wide_kernel[i] : narrow_kernel[i], plan[i].blocks, plan[i].threads,
+    if (csa4_launch(k, kernel[i][plan[i].tiling], plan[i].blocks, plan[i].threads,
                     fast_args))
       return 1;
   return 0;

@@ -201,20 +201,24 @@ int csa_device_capture(const csa_device_base *base, int (*run)(void *ctx, op_err
 
 void csa_device_attention_plan(long long bs_rows, long long heads, long long stride,
                                csa_attn_launch plan[CSA_ATTN_PASSES]) {
-  const int wide_scores = csa_attn_wide_scores(bs_rows, heads, stride), wide_values = csa_attn_wide_values(bs_rows, heads);
+  static const long long score_heads[CSA_TILINGS] = {CSA_ONE_SCORE_HEADS, CSA_NARROW_SCORE_HEADS,
+                                                     CSA_WIDE_SCORE_HEADS};
+  const csa_attn_tiling scores = csa_attn_wide_scores(bs_rows, heads, stride)     ? CSA_TILING_WIDE
+                                 : csa_attn_narrow_scores(bs_rows, heads, stride) ? CSA_TILING_NARROW
+                                                                                  : CSA_TILING_ONE;
+  const csa_attn_tiling values = csa_attn_wide_values(bs_rows, heads) ? CSA_TILING_WIDE : CSA_TILING_ONE;
   const long long units[CSA_ATTN_PASSES] = {
       [CSA_ATTN_GATHER] = csa_attn_gather_units(bs_rows, stride),
-      [CSA_ATTN_SCORES] = csa_attn_score_units(bs_rows, heads, stride,
-                                               wide_scores ? CSA_WIDE_SCORE_HEADS : CSA_NARROW_SCORE_HEADS),
+      [CSA_ATTN_SCORES] = csa_attn_score_units(bs_rows, heads, stride, score_heads[scores]),
       [CSA_ATTN_SOFTMAX] = csa_attn_softmax_units(bs_rows, heads),
-      [CSA_ATTN_VALUES] = wide_values ? csa_attn_value_units(bs_rows, heads, CSA_WIDE_VALUE_HEADS, CSA_WIDE_VALUE_DIMS)
-                                      : csa_attn_value_units(bs_rows, heads, CSA_NARROW_VALUE_HEADS,
-                                                             CSA_NARROW_VALUE_DIMS),
+      [CSA_ATTN_VALUES] = values == CSA_TILING_WIDE
+                              ? csa_attn_value_units(bs_rows, heads, CSA_WIDE_VALUE_HEADS, CSA_WIDE_VALUE_DIMS)
+                              : csa_attn_value_units(bs_rows, heads, CSA_NARROW_VALUE_HEADS, CSA_NARROW_VALUE_DIMS),
   };
   int i;
   for (i = 0; i < CSA_ATTN_PASSES; i++) {
-    plan[i].wide = i == CSA_ATTN_SCORES ? wide_scores : i == CSA_ATTN_VALUES ? wide_values : 0;
+    plan[i].tiling = i == CSA_ATTN_SCORES ? scores : i == CSA_ATTN_VALUES ? values : CSA_TILING_ONE;
     plan[i].blocks = csa_device_blocks(units[i]);
-    plan[i].threads = i == CSA_ATTN_SCORES && !plan[i].wide ? CSA_NARROW_SCORE_THREADS : CSA_TILE_THREADS;
+    plan[i].threads = plan[i].tiling == CSA_TILING_NARROW ? CSA_NARROW_SCORE_THREADS : CSA_TILE_THREADS;
   }
 }

@@ -110,9 +110,16 @@ typedef enum csa_attn_pass {
   CSA_ATTN_PASSES
 } csa_attn_pass;
 
-/* One pass's launch: its wide tiles or not (csa_attention_chains.h), its blocks (one a unit) and threads. */
+/*
+** How a pass tiles its work (csa_attention_abi.h): one chain a thread, the
+** narrow template tiles (scores only) or the wide ones (scores and values);
+** the gather and the softmax have one form, CSA_TILING_ONE.
+*/
+typedef enum csa_attn_tiling { CSA_TILING_ONE, CSA_TILING_NARROW, CSA_TILING_WIDE, CSA_TILINGS } csa_attn_tiling;
+
+/* One pass's launch: its tiling, its blocks (one a unit) and threads. */
 typedef struct csa_attn_launch {
-  int wide;
+  csa_attn_tiling tiling;
   unsigned long long blocks;
   unsigned threads;
 } csa_attn_launch;

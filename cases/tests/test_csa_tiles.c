@@ -22,7 +22,7 @@
 typedef struct tiles_step {
   int step;
   long long bs, heads, stride;
-  int wide_scores, wide_values;
+  int wide_scores, wide_values, narrow_scores; /* narrow_scores: the 16-head template tiles, not one-chain */
 } tiles_step;
 
 typedef int (*tiles_reach_fn)(const tiles_step *s);
@@ -77,6 +77,14 @@ static int reach_wide_whole_candidates(const tiles_step *s) {
   return s->wide_scores && s->stride % CSA_TILE_CANDS == 0;
 }
 
+/* Below wide, scores on the narrow template tiles, whole ones; and on the one-chain tiles with heads >= 8. */
+static int reach_narrow_scores(const tiles_step *s) {
+  return s->narrow_scores && s->heads % CSA_NARROW_SCORE_HEADS == 0;
+}
+static int reach_one_chain_scores(const tiles_step *s) {
+  return !s->wide_scores && !s->narrow_scores && s->heads >= CSA_ONE_SCORE_HEADS;
+}
+
 static const struct tiles_reach {
   const char *what;
   tiles_reach_fn reached;
@@ -93,6 +101,8 @@ static const struct tiles_reach {
     {"step 0 on whole narrow tiles", reach_prefill_narrow},
     {"wide scores whose last candidate tile ends partway", reach_wide_cut_candidates},
     {"wide scores of whole candidate tiles", reach_wide_whole_candidates},
+    {"scores on whole narrow template tiles", reach_narrow_scores},
+    {"scores on one-chain tiles, 8 heads or more", reach_one_chain_scores},
 };
 #define REACH_COUNT ((int)(sizeof reaches / sizeof reaches[0]))
 
@@ -112,6 +122,7 @@ static void tiles_count(const tiles_case *c, int counts[REACH_COUNT]) {
     s.stride = c->stride;
     s.wide_scores = csa_attn_wide_scores(s.bs, s.heads, s.stride);
     s.wide_values = csa_attn_wide_values(s.bs, s.heads);
+    s.narrow_scores = csa_attn_narrow_scores(s.bs, s.heads, s.stride);
     for (k = 0; k < REACH_COUNT; k++) counts[k] += reaches[k].reached(&s) != 0;
   }
 }

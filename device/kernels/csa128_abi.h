@@ -17,6 +17,7 @@
 #define CSA128_KERNEL_ATTN_SCORES "csa128_attn_scores"
 #define CSA128_KERNEL_ATTN_SOFTMAX "csa128_attn_softmax"
 #define CSA128_KERNEL_ATTN_VALUES "csa128_attn_values"
+#define CSA128_KERNEL_ATTN_SCORES_NARROW "csa128_attn_scores_narrow"
 #define CSA128_KERNEL_ATTN_SCORES_WIDE "csa128_attn_scores_wide" /* their wide tiles (many row groups) */
 #define CSA128_KERNEL_ATTN_VALUES_WIDE "csa128_attn_values_wide"
 #define CSA128_KERNEL_ATTENTION "csa128_attention"       /* the reference's one kernel */

@@ -23,6 +23,7 @@
 #define CSA4_KERNEL_ATTN_SCORES "csa4_attn_scores"
 #define CSA4_KERNEL_ATTN_SOFTMAX "csa4_attn_softmax"
 #define CSA4_KERNEL_ATTN_VALUES "csa4_attn_values"
+#define CSA4_KERNEL_ATTN_SCORES_NARROW "csa4_attn_scores_narrow"
 #define CSA4_KERNEL_ATTN_SCORES_WIDE "csa4_attn_scores_wide" /* their wide tiles (many row groups) */
 #define CSA4_KERNEL_ATTN_VALUES_WIDE "csa4_attn_values_wide"
 #define CSA4_KERNEL_ATTENTION "csa4_attention"       /* the reference's one kernel (csa4_reference.cu) */

@@ -14,7 +14,8 @@
 #define CSA_TILE_CANDS 32     /* candidates a scores tile: a lane each */
 #define CSA_GATHER_ROWS 8     /* candidate rows a gather block decodes: a warp each */
 
-/* Scores tiles (heads x CSA_TILE_CANDS) and values tiles (heads x dims), narrow and wide. */
+/* Scores tiles (heads x CSA_TILE_CANDS) and values tiles (heads x dims): one-chain, narrow, wide. */
+#define CSA_ONE_SCORE_HEADS 8     /* 1 a warp, 256 threads */
 #define CSA_NARROW_SCORE_HEADS 16 /* 4 a warp */
 #define CSA_NARROW_VALUE_HEADS 8  /* 1 a warp */
 #define CSA_NARROW_VALUE_DIMS 32  /* 1 a lane */
@@ -30,6 +31,13 @@
 ** runs the same kernels on every GPU.
 */
 #define CSA_WIDE_MIN_UNITS 264
+/*
+** Below wide, the scores pass takes its narrow tiles (4 chains a thread)
+** once they are at least this many, half the SMs; fewer, and its one-chain
+** tiles (twice as many) spread a short row further (ratio 128 at position
+** 4,096: 20 narrow tiles ran the attention 3.5 us slower).
+*/
+#define CSA_NARROW_MIN_UNITS 64
 
 #ifdef __CUDACC__
 #define CSA_ABI_FN static __host__ __device__ __forceinline__
@@ -61,6 +69,12 @@ CSA_ABI_FN long long csa_attn_value_units(long long bs_rows, long long heads, lo
 /* Whether the scores / values pass runs its wide tiles (see CSA_WIDE_MIN_UNITS). */
 CSA_ABI_FN int csa_attn_wide_scores(long long bs_rows, long long heads, long long stride) {
   return csa_attn_score_units(bs_rows, heads, stride, CSA_WIDE_SCORE_HEADS) >= CSA_WIDE_MIN_UNITS;
+}
+
+/* Whether the scores pass, not wide, runs its narrow tiles rather than its one-chain tiles. */
+CSA_ABI_FN int csa_attn_narrow_scores(long long bs_rows, long long heads, long long stride) {
+  return !csa_attn_wide_scores(bs_rows, heads, stride) &&
+         csa_attn_score_units(bs_rows, heads, stride, CSA_NARROW_SCORE_HEADS) >= CSA_NARROW_MIN_UNITS;
 }
 
 CSA_ABI_FN int csa_attn_wide_values(long long bs_rows, long long heads) {

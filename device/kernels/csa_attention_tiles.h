@@ -204,6 +204,132 @@ static __device__ void csa_attn_softmax(const RowAt &row_at, long long rows) {
 #include "csa_attention_chains.h" /* the scores passes and the wide values pass */
 
 /*
+** The one-chain scores pass (a tile of CSA_ONE_SCORE_HEADS heads, a warp
+** each, x CSA_TILE_CANDS candidates) keeps its own form, apart from
+** csa_attention_chains.h's template, for the launches whose narrow tiles
+** would be too few (csa_attn_scores_tiling): its chain loads its next eight
+** terms while it adds, which a thread of one chain needs.  The narrow
+** template tile halves the shared-memory reads a score needs but gives a
+** short row a quarter as many tiles: at ratio 128, position 4,096 (stride
+** 160) 20 tiles, and the attention went 20.0 -> 23.5 us.
+*/
+#define CSA_ONE_K 256 /* dims of q and k staged at once */
+#define CSA_ONE_KEY_LOADS (CSA_TILE_CANDS * CSA_ONE_K / 4 / CSA_TILE_THREADS)          /* float4s of keys a thread: 8 */
+#define CSA_ONE_QUERY_LOADS (CSA_ONE_SCORE_HEADS * CSA_ONE_K / 4 / CSA_TILE_THREADS)   /* of the query: 2 */
+
+/*
+** Pass 1's loads of dims d0 .. d0 + CSA_ONE_K - 1: float4 i of thread t is
+** number t + CSA_TILE_THREADS * i of the stage, row-major (keys: candidate
+** rows c0.., zeros past count; query: heads h0.., zeros past heads).
+*/
+static __device__ __forceinline__ void csa_load_keys(float4 *kf, const csa_attention_row *r, long long c0,
+                                                     int d0) {
+  const int per_row = CSA_ONE_K / 4;
+  int i;
+#pragma unroll
+  for (i = 0; i < CSA_ONE_KEY_LOADS; i++) {
+    const int f = (int)threadIdx.x + CSA_TILE_THREADS * i, t = f / per_row;
+    const float4 *src = (const float4 *)(r->gathered + (c0 + t) * CSA_ATTN_DIM + d0) + f % per_row;
+    kf[i] = c0 + t < r->count ? __ldg(src) : csa_zero4();
+  }
+}
+
+static __device__ __forceinline__ void csa_load_query(float4 *qf, const csa_attention_row *r, long long heads,
+                                                      long long h0, int d0) {
+  const int per_row = CSA_ONE_K / 4;
+  int i;
+#pragma unroll
+  for (i = 0; i < CSA_ONE_QUERY_LOADS; i++) {
+    const int f = (int)threadIdx.x + CSA_TILE_THREADS * i, j = f / per_row;
+    const float4 *src = (const float4 *)(r->query + j * CSA_ATTN_DIM + d0) + f % per_row;
+    qf[i] = h0 + j < heads ? __ldg(src) : csa_zero4();
+  }
+}
+
+/*
+** acc + q[0] * k[0] + q[1] * k[1] + ... over CSA_ONE_K dims, in that order
+** (each product rounded, then added), q and k 16-byte aligned: the next
+** eight dims are loaded while the last eight are added, so that the chain
+** waits on its adds, not on shared-memory loads.
+*/
+static __device__ __forceinline__ float csa_dot_in_order(const float *q, const float *k, float acc) {
+  float4 qa = *(const float4 *)q, qb = *(const float4 *)(q + 4);
+  float4 ka = *(const float4 *)k, kb = *(const float4 *)(k + 4);
+  int i;
+#pragma unroll 4
+  for (i = 8; i <= CSA_ONE_K; i += 8) {
+    const int next = i < CSA_ONE_K ? i : 0; /* the last step reloads dims 0..7, unused */
+    const float4 nqa = *(const float4 *)(q + next), nqb = *(const float4 *)(q + next + 4);
+    const float4 nka = *(const float4 *)(k + next), nkb = *(const float4 *)(k + next + 4);
+    acc = csa_dot4(csa_dot4(acc, qa, ka), qb, kb);
+    qa = nqa, qb = nqb, ka = nka, kb = nkb;
+  }
+  return acc;
+}
+
+/*
+** Pass 1, one-chain tiles (CSA_ONE_SCORE_HEADS heads, a warp each).  Units
+** (bs, head tile, candidate tile), block-stride; warp w
+** scores candidate c0 + lane for head h0 + w.  The second chunk of dims is
+** loaded while the first is multiplied.
+*/
+template <class RowAt>
+static __device__ void csa_attn_scores_one(const RowAt &row_at, const csa_cursor *cur, long long bs_rows,
+                                       long long heads, long long stride) {
+  __shared__ __align__(16) float qs[CSA_ONE_SCORE_HEADS][CSA_ONE_K + 4];
+  __shared__ __align__(16) float ks[CSA_TILE_CANDS][CSA_ONE_K + 4];
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, per_row = CSA_ONE_K / 4;
+  const long long htiles = (heads + CSA_ONE_SCORE_HEADS - 1) / CSA_ONE_SCORE_HEADS;
+  const long long ctiles = (stride + CSA_TILE_CANDS - 1) / CSA_TILE_CANDS;
+  long long unit;
+  for (unit = blockIdx.x; unit < csa_attn_score_units(bs_rows, heads, stride, CSA_ONE_SCORE_HEADS); unit += gridDim.x) {
+    const long long q = csa_div_ll(unit, ctiles), bs = csa_div_ll(q, htiles);
+    const long long h0 = (q - bs * htiles) * CSA_ONE_SCORE_HEADS, c0 = (unit - q * ctiles) * CSA_TILE_CANDS;
+    const long long c = c0 + lane, h = h0 + warp;
+    csa_attention_row r;
+    const float *kv;
+    const nx_u8 *rec;
+    float acc = 0.0f, score = csa_neg_inf();
+    int live, d0, i;
+    row_at(bs * heads + h0, &r);
+    live = csa_candidate(&r, cur, c, &kv, &rec);
+    __syncthreads(); /* the previous unit is done with qs and ks */
+    if (c0 < r.count) { /* else the tile is wholly past the candidates, all -inf (block-uniform) */
+      float4 kf[CSA_ONE_KEY_LOADS], qf[CSA_ONE_QUERY_LOADS];
+      csa_load_keys(kf, &r, c0, 0);
+      csa_load_query(qf, &r, heads, h0, 0);
+#pragma unroll
+      for (d0 = 0; d0 < CSA_ATTN_DIM; d0 += CSA_ONE_K) {
+        if (d0) __syncthreads(); /* the previous chunk is read */
+#pragma unroll
+        for (i = 0; i < CSA_ONE_KEY_LOADS; i++) {
+          const int f = (int)threadIdx.x + CSA_TILE_THREADS * i;
+          *(float4 *)&ks[f / per_row][4 * (f % per_row)] = kf[i];
+        }
+#pragma unroll
+        for (i = 0; i < CSA_ONE_QUERY_LOADS; i++) {
+          const int f = (int)threadIdx.x + CSA_TILE_THREADS * i;
+          *(float4 *)&qs[f / per_row][4 * (f % per_row)] = qf[i];
+        }
+        __syncthreads();
+        if (d0 + CSA_ONE_K < CSA_ATTN_DIM) {
+          csa_load_keys(kf, &r, c0, d0 + CSA_ONE_K);
+          csa_load_query(qf, &r, heads, h0, d0 + CSA_ONE_K);
+        }
+        if (h < heads) acc = csa_dot_in_order(qs[warp], ks[lane], acc);
+      }
+    }
+    if (h >= heads || c >= stride) continue;
+    if (live) { /* row h's scale and bias are row h0's; only the head differs */
+      score = acc * r.scale;
+      if (r.bias) score = score + csa_bias_at(r.bias, r.bias_dims, r.b, h, r.s, c);
+    }
+    r.scores[warp * stride + c] = score;
+  }
+}
+
+
+/*
 ** The narrow values pass (a chain a thread) keeps its own form, apart from
 ** csa_attention_chains.h's template: its one chain a thread must load its
 ** next terms while it adds, or it waits out every shared-memory load; the

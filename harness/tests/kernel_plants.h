@@ -16,8 +16,8 @@
 #define PLANT_CSA4_QUERY "csa4.cu:q[d] = nx_bf16_round(src[d]);=>q[d] = nx_bf16_round(src[d] * 1.5f);"
 /* the top-k's slots reversed: ascending instead of descending (csa4_select.h's rank step) */
 #define PLANT_CSA4_SELECTION "csa4_select.h:out[above] = =>out[k - 1 - above] = "
-#define PLANT_CSA_CANDIDATE_SCORE \
-  "csa_attention_chains.h:score = acc[j] * r.scale;=>score = acc[j] * r.scale * 1.25f;"
+/* the one-chain scores tile's (csa_attention_tiles.h), which these tests' few-row steps take */
+#define PLANT_CSA_CANDIDATE_SCORE "csa_attention_tiles.h:score = acc * r.scale;=>score = acc * r.scale * 1.25f;"
 #define PLANT_CSA128_COMPRESSOR \
   "csa128.cu:nx_csa_square_sum(record, CSA128_DIM_K)=>nx_csa_square_sum(record, CSA128_DIM_K - 1)"
 
