@@ -13,12 +13,14 @@
 **                     row group (zeros for a candidate that is not live),
 **                     the rows the next two passes read.  Rows from count
 **                     to the stride are not written and never read.
-**   csa_attn_scores   tiles of heads x CSA_TILE_CANDS candidates (a lane
-**                     each; csa_attention_chains.h): score = (sum over d
-**                     ascending of q[d] * k_c[d]) * scale, + bias; -inf
-**                     where c is not live, up to the row's stride (the
-**                     CandidateAssembly payload).  Each score is one
-**                     thread's chain, d ascending.
+**   scores            tiles of heads x CSA_TILE_CANDS candidates (a lane
+**                     each): score = (sum over d ascending of q[d] *
+**                     k_c[d]) * scale, + bias; -inf where c is not live,
+**                     up to the row's stride (the CandidateAssembly
+**                     payload).  Each score is one thread's chain, d
+**                     ascending.  One chain a thread (csa_attn_scores_one,
+**                     below) or the narrow and wide tiles of several
+**                     (csa_attn_scores<T>, csa_attention_chains.h).
 **   csa_attn_softmax  a block per output row: m = max (nx_maxf, reduced
 **                     across the block: order-free), w_c = nx_expf(score -
 **                     m) a thread each, den = the w_c summed over c
@@ -30,9 +32,11 @@
 **                     -inf, which the last pass reads as "no candidate":
 **                     y = +0, as the oracle's zero row.  -inf marks a dead
 **                     candidate (no exp or probability is -inf).
-**   csa_attn_values   tiles of heads x dims (csa_attention_chains.h):
-**                     y[d] = sum over c ascending of p_c * v_c[d] skipping
-**                     p_c == -inf, each y[d] one thread's chain.
+**   values            tiles of heads x dims: y[d] = sum over c ascending of
+**                     p_c * v_c[d] skipping p_c == -inf, each y[d] one
+**                     thread's chain.  One chain a thread
+**                     (csa_attn_values_narrow, below) or the wide tiles of
+**                     16 (csa_attn_values<T>, csa_attention_chains.h).
 **
 ** Why a gather pass: the tiles of one (b, s) row share its candidates, and
 ** 8 head tiles of scores and 8 of values each decoded every row they read
@@ -44,9 +48,9 @@
 ** the work must spread over candidates and dims to reach the 132 SMs, and
 ** every chain is long (512 or 640 terms): it is fed from shared memory with
 ** wide loads, one barrier per staged chunk, never from global memory.  With
-** many (b, s) row groups the scores and values passes take wider tiles (more
-** chains a thread); the launchers choose by csa_attn_wide_scores and
-** csa_attn_wide_values (csa_attention_abi.h).
+** more (b, s) row groups the scores and values passes take wider tiles
+** (more chains a thread); the launchers choose by csa_attn_wide_scores,
+** csa_attn_narrow_scores and csa_attn_wide_values (csa_attention_abi.h).
 **
 ** These are the oracle's formulas (oracle/SPEC.md C3 and R7) and the
 ** reference kernels' (csa_sink_attention_reference.h), term for term.
