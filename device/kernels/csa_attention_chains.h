@@ -13,7 +13,7 @@
 **                       its candidate; q and the gathered keys are staged
 **                       T::k dims at a time.
 **   csa_attn_values<T>  a tile of T::heads heads (T::warp_heads a warp) x
-**                       T::dims dims (T::lane_dims a lane): a thread holds
+**                       T::dims dims (a float4 a lane): a thread holds
 **                       one y chain per (head, dim) it owns; probabilities
 **                       and gathered values are staged T::chunk candidates
 **                       at a time.
@@ -44,10 +44,10 @@ template <int WARPS, int WARP_HEADS, int K> struct csa_score_tile {
                 "a stage is whole float4s for every thread");
 };
 
-/* A values tile: WARPS warps of WARP_HEADS heads, LANE_DIMS dims a lane, CHUNK candidates staged at once. */
-template <int WARPS, int WARP_HEADS, int LANE_DIMS, int CHUNK> struct csa_value_tile {
+/* A values tile: WARPS warps of WARP_HEADS heads, 4 dims a lane, CHUNK candidates staged at once. */
+template <int WARPS, int WARP_HEADS, int CHUNK> struct csa_value_tile {
   static constexpr int threads = 32 * WARPS, warp_heads = WARP_HEADS, heads = WARPS * WARP_HEADS;
-  static constexpr int lane_dims = LANE_DIMS, dims = 32 * LANE_DIMS, chunk = CHUNK;
+  static constexpr int dims = 32 * 4, chunk = CHUNK;
   static constexpr int p_loads = heads * CHUNK / threads;      /* probabilities a thread */
   static constexpr int v_loads = CHUNK * dims / 4 / threads;   /* float4s of values a thread */
   static_assert(p_loads * threads == heads * CHUNK && v_loads * 4 * threads == CHUNK * dims && CHUNK % 4 == 0,
@@ -58,8 +58,7 @@ template <int WARPS, int WARP_HEADS, int LANE_DIMS, int CHUNK> struct csa_value_
 typedef csa_score_tile<CSA_NARROW_SCORE_THREADS / 32, CSA_NARROW_SCORE_HEADS / (CSA_NARROW_SCORE_THREADS / 32), 64>
     csa_narrow_scores;
 typedef csa_score_tile<CSA_TILE_THREADS / 32, CSA_WIDE_SCORE_HEADS / (CSA_TILE_THREADS / 32), 64> csa_wide_scores;
-typedef csa_value_tile<CSA_TILE_THREADS / 32, CSA_WIDE_VALUE_HEADS / (CSA_TILE_THREADS / 32),
-                       CSA_WIDE_VALUE_DIMS / 32, 32>
+typedef csa_value_tile<CSA_TILE_THREADS / 32, CSA_WIDE_VALUE_HEADS / (CSA_TILE_THREADS / 32), 32>
     csa_wide_values;
 static_assert(csa_narrow_scores::heads == CSA_NARROW_SCORE_HEADS && csa_wide_scores::heads == CSA_WIDE_SCORE_HEADS &&
                   csa_wide_values::heads == CSA_WIDE_VALUE_HEADS && csa_wide_values::dims == CSA_WIDE_VALUE_DIMS,
@@ -199,39 +198,18 @@ static __device__ __forceinline__ void csa_values_load(float *pf, float4 *vf, co
   }
 }
 
-/* A lane's N values of a staged candidate row (N of 1, 2 or 4: one shared-memory load). */
-template <int N> static __device__ __forceinline__ void csa_lane_values(const float *row, float (&v)[N]) {
-  if constexpr (N == 4) {
-    const float4 x = *(const float4 *)row;
-    v[0] = x.x, v[1] = x.y, v[2] = x.z, v[3] = x.w;
-  } else if constexpr (N == 2) {
-    const float2 x = *(const float2 *)row;
-    v[0] = x.x, v[1] = x.y;
-  } else {
-    static_assert(N == 1, "a lane owns 1, 2 or 4 dims");
-    v[0] = row[0];
-  }
-}
-
-/* A lane's N outputs, one global store. */
-template <int N> static __device__ __forceinline__ void csa_lane_store(float *dst, const float (&v)[N]) {
-  if constexpr (N == 4)
-    *(float4 *)dst = make_float4(v[0], v[1], v[2], v[3]);
-  else if constexpr (N == 2)
-    *(float2 *)dst = make_float2(v[0], v[1]);
-  else
-    dst[0] = v[0];
-}
-
-/* acc[d] + p * v[d] for each of a lane's dims: one term of each of its chains of one head. */
-template <int N> static __device__ __forceinline__ void csa_values_term(float (&acc)[N], float p, const float (&v)[N]) {
-#pragma unroll
-  for (int d = 0; d < N; d++) acc[d] = acc[d] + p * v[d];
+/* acc + p * v, a term of each of a lane's four dims' chains of one head. */
+static __device__ __forceinline__ float4 csa_values_term(float4 acc, float p, float4 v) {
+  acc.x = acc.x + p * v.x;
+  acc.y = acc.y + p * v.y;
+  acc.z = acc.z + p * v.z;
+  acc.w = acc.w + p * v.w;
+  return acc;
 }
 
 /*
 ** Units (bs, head tile, dim tile), block-stride; warp w owns heads h0 +
-** w * T::warp_heads onwards, lane l dims d0 + l * T::lane_dims onwards: a
+** w * T::warp_heads onwards, lane l dims d0 + 4l .. d0 + 4l + 3: a
 ** chain per (head, dim), each over the candidates in order.  Chunks of
 ** T::chunk candidates are staged with the next chunk's loads in flight.  A
 ** warp whose heads have no dead candidate in a chunk runs it without the
@@ -249,17 +227,16 @@ static __device__ void csa_attn_values(const RowAt &row_at, long long bs_rows, l
   for (unit = blockIdx.x; unit < bs_rows * htiles * dtiles; unit += gridDim.x) {
     const long long q = csa_div_ll(unit, dtiles), bs = csa_div_ll(q, htiles);
     const long long h0 = (q - bs * htiles) * T::heads;
-    const int d0 = (int)(unit - q * dtiles) * T::dims, dl = T::lane_dims * lane;
+    const int d0 = (int)(unit - q * dtiles) * T::dims, dl = 4 * lane;
     const int heads_here = (int)csa_min_ll(T::warp_heads, csa_max_ll(heads - h0 - first, 0));
     csa_attention_row r;
-    float acc[T::warp_heads][T::lane_dims], pf[T::p_loads];
+    float4 acc[T::warp_heads];
+    float pf[T::p_loads];
     float4 vf[T::v_loads];
     long long c0;
     int i, j, t;
 #pragma unroll
-    for (j = 0; j < T::warp_heads; j++)
-#pragma unroll
-      for (t = 0; t < T::lane_dims; t++) acc[j][t] = 0.0f;
+    for (j = 0; j < T::warp_heads; j++) acc[j] = csa_zero4();
     row_at(bs * heads + h0, &r);
     csa_values_load<T>(pf, vf, &r, heads, h0, 0, d0);
     for (c0 = 0; c0 < r.count; c0 += T::chunk) {
@@ -283,12 +260,11 @@ static __device__ void csa_attn_values(const RowAt &row_at, long long bs_rows, l
           for (i = lane; i < n; i += 32) dead |= nx_csa_is_neg_inf(ps[first + j][i]);
         if (__any_sync(0xffffffffu, dead)) {
           for (i = 0; i < n; i++) {
-            float v[T::lane_dims];
-            csa_lane_values<T::lane_dims>(&vs[i][dl], v);
+            const float4 v = *(const float4 *)&vs[i][dl];
 #pragma unroll
             for (j = 0; j < T::warp_heads; j++) {
               const float p = ps[first + j][i];
-              if (!nx_csa_is_neg_inf(p)) csa_values_term<T::lane_dims>(acc[j], p, v);
+              if (!nx_csa_is_neg_inf(p)) acc[j] = csa_values_term(acc[j], p, v);
             }
           }
         } else { /* the heads past heads_here run on -inf and are never stored */
@@ -298,26 +274,23 @@ static __device__ void csa_attn_values(const RowAt &row_at, long long bs_rows, l
             for (j = 0; j < T::warp_heads; j++) p4[j] = *(const float4 *)&ps[first + j][i];
 #pragma unroll
             for (t = 0; t < 4; t++) {
-              float v[T::lane_dims];
-              csa_lane_values<T::lane_dims>(&vs[i + t][dl], v);
+              const float4 v = *(const float4 *)&vs[i + t][dl];
 #pragma unroll
               for (j = 0; j < T::warp_heads; j++)
-                csa_values_term<T::lane_dims>(acc[j], t == 0 ? p4[j].x : t == 1 ? p4[j].y : t == 2 ? p4[j].z : p4[j].w,
-                                              v);
+                acc[j] = csa_values_term(acc[j], t == 0 ? p4[j].x : t == 1 ? p4[j].y : t == 2 ? p4[j].z : p4[j].w, v);
             }
           }
           for (; i < n; i++) {
-            float v[T::lane_dims];
-            csa_lane_values<T::lane_dims>(&vs[i][dl], v);
+            const float4 v = *(const float4 *)&vs[i][dl];
 #pragma unroll
-            for (j = 0; j < T::warp_heads; j++) csa_values_term<T::lane_dims>(acc[j], ps[first + j][i], v);
+            for (j = 0; j < T::warp_heads; j++) acc[j] = csa_values_term(acc[j], ps[first + j][i], v);
           }
         }
       }
     }
 #pragma unroll
     for (j = 0; j < T::warp_heads; j++) /* a constant j keeps acc in registers */
-      if (j < heads_here) csa_lane_store<T::lane_dims>(r.y + (first + j) * CSA_ATTN_DIM + d0 + dl, acc[j]);
+      if (j < heads_here) *(float4 *)(r.y + (first + j) * CSA_ATTN_DIM + d0 + dl) = acc[j];
   }
 }
 
