@@ -60,6 +60,7 @@
 
 #include "csa_attention_abi.h"
 #include "csa_attention_staging.h"
+#include "ordered_sum.h"
 
 #define CSA_TILE_WARPS (CSA_TILE_THREADS / 32)
 #define CSA_GATHER_RUNS (CSA_ATTN_DIM / 32)                                   /* runs of 32 dims a row: 16 */
@@ -107,14 +108,6 @@ static __device__ void csa_attn_gather(const RowAt &row_at, const csa_cursor *cu
   }
 }
 
-/* sum + x.x + x.y + x.z + x.w, one term at a time. */
-static __device__ __forceinline__ float csa_add4(float sum, float4 x) {
-  sum = sum + x.x;
-  sum = sum + x.y;
-  sum = sum + x.z;
-  return sum + x.w;
-}
-
 /*
 ** sum + x[0] + x[1] + ... + x[n - 1], in that order, x 16-byte aligned: the
 ** next eight terms are loaded while the last eight are added, so that the
@@ -126,11 +119,11 @@ static __device__ __forceinline__ float csa_sum_in_order(const float *x, int n, 
     float4 a = *(const float4 *)x, b = *(const float4 *)(x + 4);
     for (i = 8; i + 8 <= n; i += 8) {
       const float4 next_a = *(const float4 *)(x + i), next_b = *(const float4 *)(x + i + 4);
-      sum = csa_add4(csa_add4(sum, a), b);
+      sum = ordered_add4(ordered_add4(sum, a), b);
       a = next_a;
       b = next_b;
     }
-    sum = csa_add4(csa_add4(sum, a), b);
+    sum = ordered_add4(ordered_add4(sum, a), b);
   }
   for (; i < n; i++) sum = sum + x[i];
   return sum;

@@ -394,6 +394,7 @@ extern "C" __global__ void __launch_bounds__(IS_VALIDATE_THREADS)
 
 /* ---- attention rows (index_share_rows.h, index_share_row_scores.h, index_share_row_values.h) ---- */
 
+#include "ordered_sum.h"
 #include "index_share_rows.h"
 #include "index_share_row_scores.h"
 #include "index_share_row_values.h"

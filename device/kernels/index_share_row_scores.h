@@ -221,13 +221,6 @@ static __device__ __forceinline__ void is_row_max(const is_row_tile &t, float (&
 
 /* ---- exps, their sums, probabilities ---- */
 
-static __device__ __forceinline__ float is_add4(float sum, float4 v) {
-  sum = sum + v.x;
-  sum = sum + v.y;
-  sum = sum + v.z;
-  return sum + v.w;
-}
-
 /*
 ** sum + e[0] + e[1] + ... + e[n - 1], left to right; e is 16-byte aligned.
 ** The loads run four float4s ahead of the adds, which are the critical path.
@@ -240,12 +233,12 @@ static __device__ __forceinline__ float is_serial_sum(const float *e, int n, flo
     float4 x0 = e4[0], x1 = e4[1], x2 = e4[2], x3 = e4[3];
     for (q = 4; q + 4 <= nq; q += 4) {
       const float4 y0 = e4[q], y1 = e4[q + 1], y2 = e4[q + 2], y3 = e4[q + 3];
-      sum = is_add4(is_add4(is_add4(is_add4(sum, x0), x1), x2), x3);
+      sum = ordered_add4(ordered_add4(ordered_add4(ordered_add4(sum, x0), x1), x2), x3);
       x0 = y0, x1 = y1, x2 = y2, x3 = y3;
     }
-    sum = is_add4(is_add4(is_add4(is_add4(sum, x0), x1), x2), x3);
+    sum = ordered_add4(ordered_add4(ordered_add4(ordered_add4(sum, x0), x1), x2), x3);
   }
-  for (; q < nq; q++) sum = is_add4(sum, e4[q]);
+  for (; q < nq; q++) sum = ordered_add4(sum, e4[q]);
   for (s = nq * 4; s < n; s++) sum = sum + e[s];
   return sum;
 }
