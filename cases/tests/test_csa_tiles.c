@@ -3,9 +3,10 @@
 ** csa128.tiles gate cases reach (cases/csa4_enumerate.c,
 ** cases/csa128_enumerate.c).  Every step of every tiles case of a ratio's
 ** generated gate suite is classed the way the launchers class it
-** (device/kernels/csa_attention_abi.h: csa_attn_wide_scores and
-** csa_attn_wide_values of bs = b x S and the row stride, 128 + topk or
-** 128 + cap), and each reach below must hold for some step, at both
+** (device/kernels/csa_attention_abi.h: csa_attn_wide_scores,
+** csa_attn_narrow_scores and csa_attn_wide_values of bs = b x S and the
+** row stride, 128 + topk or 128 + cap), and each reach below must hold for
+** some step, at both
 ** ratios.  The generators write their shapes out rather than derive them
 ** from the ABI, so this is what fails when the kernels' thresholds or tile
 ** widths move and the gate no longer reaches a tiling.
