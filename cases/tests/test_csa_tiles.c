@@ -23,7 +23,7 @@
 typedef struct tiles_step {
   int step;
   long long bs, heads, stride;
-  int wide_scores, wide_values, narrow_scores; /* narrow_scores: the 16-head template tiles, not one-chain */
+  int wide_scores, wide_values, narrow_scores; /* narrow_scores: the 16-head pair tiles, not one-chain */
 } tiles_step;
 
 typedef int (*tiles_reach_fn)(const tiles_step *s);
@@ -78,12 +78,16 @@ static int reach_wide_whole_candidates(const tiles_step *s) {
   return s->wide_scores && s->stride % CSA_TILE_CANDS == 0;
 }
 
-/* Below wide, scores on the narrow template tiles, whole ones; and on the one-chain tiles with heads >= 8. */
+/* Below wide, scores on the narrow tiles, whole ones; and on the one-chain tiles with heads >= 8. */
 static int reach_narrow_scores(const tiles_step *s) {
   return s->narrow_scores && s->heads % CSA_NARROW_SCORE_HEADS == 0;
 }
 static int reach_one_chain_scores(const tiles_step *s) {
   return !s->wide_scores && !s->narrow_scores && s->heads >= CSA_ONE_SCORE_HEADS;
+}
+/* Narrow scores whose last candidate tile ends partway (a thread's second candidate, l % 16 + 16, missing). */
+static int reach_narrow_cut_candidates(const tiles_step *s) {
+  return s->narrow_scores && s->stride % CSA_TILE_CANDS != 0 && s->stride % CSA_TILE_CANDS <= CSA_TILE_CANDS / 2;
 }
 
 static const struct tiles_reach {
@@ -102,8 +106,9 @@ static const struct tiles_reach {
     {"step 0 on whole narrow tiles", reach_prefill_narrow},
     {"wide scores whose last candidate tile ends partway", reach_wide_cut_candidates},
     {"wide scores of whole candidate tiles", reach_wide_whole_candidates},
-    {"scores on whole narrow template tiles", reach_narrow_scores},
+    {"scores on whole narrow tiles", reach_narrow_scores},
     {"scores on one-chain tiles, 8 heads or more", reach_one_chain_scores},
+    {"narrow scores whose last candidate tile ends in its first half", reach_narrow_cut_candidates},
 };
 #define REACH_COUNT ((int)(sizeof reaches / sizeof reaches[0]))
 

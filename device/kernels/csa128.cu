@@ -365,8 +365,7 @@ CSA128_ATTENTION_KERNEL(csa128_attn_gather, CSA_TILE_THREADS,
 CSA128_ATTENTION_KERNEL(csa128_attn_scores, CSA_TILE_THREADS,
                         csa_attn_scores_one(at, &cur, batch * seq, heads, CSA128_WINDOW_K + present_capacity))
 CSA128_ATTENTION_KERNEL(csa128_attn_scores_narrow, CSA_NARROW_SCORE_THREADS,
-                        csa_attn_scores<csa_narrow_scores>(at, &cur, batch * seq, heads,
-                                                           CSA128_WINDOW_K + present_capacity))
+                        csa_attn_scores_pairs(at, &cur, batch * seq, heads, CSA128_WINDOW_K + present_capacity))
 CSA128_ATTENTION_KERNEL(csa128_attn_softmax, CSA_TILE_THREADS, csa_attn_softmax(at, batch * seq * heads))
 CSA128_ATTENTION_KERNEL(csa128_attn_values, CSA_TILE_THREADS,
                         csa_attn_values_narrow(at, batch * seq, heads))

@@ -357,7 +357,7 @@ CSA4_ATTENTION_KERNEL(csa4_attn_gather, CSA_TILE_THREADS,
 CSA4_ATTENTION_KERNEL(csa4_attn_scores, CSA_TILE_THREADS,
                       csa_attn_scores_one(at, &cur, p.batch * p.seq, p.heads, CSA4_WINDOW_K + p.topk))
 CSA4_ATTENTION_KERNEL(csa4_attn_scores_narrow, CSA_NARROW_SCORE_THREADS,
-                      csa_attn_scores<csa_narrow_scores>(at, &cur, p.batch * p.seq, p.heads, CSA4_WINDOW_K + p.topk))
+                      csa_attn_scores_pairs(at, &cur, p.batch * p.seq, p.heads, CSA4_WINDOW_K + p.topk))
 CSA4_ATTENTION_KERNEL(csa4_attn_softmax, CSA_TILE_THREADS, csa_attn_softmax(at, p.batch * p.seq * p.heads))
 CSA4_ATTENTION_KERNEL(csa4_attn_values, CSA_TILE_THREADS,
                       csa_attn_values_narrow(at, p.batch * p.seq, p.heads))

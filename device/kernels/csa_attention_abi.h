@@ -16,7 +16,7 @@
 
 /* Scores tiles (heads x CSA_TILE_CANDS) and values tiles (heads x dims): one-chain, narrow, wide. */
 #define CSA_ONE_SCORE_HEADS 8     /* 1 a warp, 256 threads */
-#define CSA_NARROW_SCORE_HEADS 16 /* 4 a warp */
+#define CSA_NARROW_SCORE_HEADS 16 /* 4 a warp: 2 a thread, for 2 of the warp's 32 candidates */
 #define CSA_NARROW_VALUE_HEADS 8  /* 1 a warp */
 #define CSA_NARROW_VALUE_DIMS 32  /* 1 a lane */
 #define CSA_NARROW_VALUE_CHUNK 256 /* candidates it stages at once: a thread each */

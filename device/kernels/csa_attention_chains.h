@@ -1,11 +1,11 @@
 /*
 ** csa_attention_chains.h: the scores and values passes of the fast CSA sink
 ** attention (csa_attention_tiles.h) as templates over the shape of their
-** tile, and the shapes the launchers choose between (csa_attention_abi.h):
-** narrow scores tiles for few (b, s) row groups, as at a decode step with B
-** = 1, and wide scores and values tiles once they fill every SM twice.  The
-** narrow values tile, a chain a thread, is csa_attention_tiles.h's own
-** pass.  CUDA C++, included by csa_attention_tiles.h after its softmax.
+** tile: the wide scores and values tiles the launchers choose once they
+** fill every SM twice (csa_attention_abi.h), and the scores stage of the
+** narrow tile (csa_narrow_scores), whose threads csa_attention_narrow.h
+** arranges in pairs.  CUDA C++, included by csa_attention_tiles.h after its
+** softmax.
 **
 **   csa_attn_scores<T>  a tile of T::heads heads (T::warp_heads a warp) x
 **                       CSA_TILE_CANDS candidates (a lane each): a thread
@@ -99,6 +99,24 @@ static __device__ __forceinline__ void csa_scores_load(float4 *qf, float4 *kf, c
   }
 }
 
+/* Stores a stage's loads (csa_scores_load's qf and kf) into the tile's shared query and key rows. */
+template <class T>
+static __device__ __forceinline__ void csa_scores_stage(float (*qs)[T::k + 4], float (*ks)[T::k + 4],
+                                                        const float4 *qf, const float4 *kf) {
+  const int per_row = T::k / 4;
+  int i;
+#pragma unroll
+  for (i = 0; i < T::q_loads; i++) {
+    const int f = (int)threadIdx.x + T::threads * i;
+    *(float4 *)&qs[f / per_row][4 * (f % per_row)] = qf[i];
+  }
+#pragma unroll
+  for (i = 0; i < T::k_loads; i++) {
+    const int f = (int)threadIdx.x + T::threads * i;
+    *(float4 *)&ks[f / per_row][4 * (f % per_row)] = kf[i];
+  }
+}
+
 /*
 ** Units (bs, head tile, candidate tile), block-stride; warp w scores
 ** candidate c0 + lane for heads h0 + w * T::warp_heads onwards, one chain
@@ -111,7 +129,7 @@ static __device__ void csa_attn_scores(const RowAt &row_at, const csa_cursor *cu
                                        long long heads, long long stride) {
   __shared__ __align__(16) float qs[T::heads][T::k + 4];
   __shared__ __align__(16) float ks[CSA_TILE_CANDS][T::k + 4]; /* + 4: a quarter warp's rows on distinct banks */
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, per_row = T::k / 4;
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const int first = T::warp_heads * warp; /* the warp's first head in the tile */
   const long long htiles = (heads + T::heads - 1) / T::heads;
   const long long ctiles = (stride + CSA_TILE_CANDS - 1) / CSA_TILE_CANDS;
@@ -135,16 +153,7 @@ static __device__ void csa_attn_scores(const RowAt &row_at, const csa_cursor *cu
       csa_scores_load<T>(qf, kf, &r, heads, h0, c0, 0);
       for (d0 = 0; d0 < CSA_ATTN_DIM; d0 += T::k) {
         if (d0) __syncthreads(); /* the previous stage is read */
-#pragma unroll
-        for (i = 0; i < T::q_loads; i++) {
-          const int f = (int)threadIdx.x + T::threads * i;
-          *(float4 *)&qs[f / per_row][4 * (f % per_row)] = qf[i];
-        }
-#pragma unroll
-        for (i = 0; i < T::k_loads; i++) {
-          const int f = (int)threadIdx.x + T::threads * i;
-          *(float4 *)&ks[f / per_row][4 * (f % per_row)] = kf[i];
-        }
+        csa_scores_stage<T>(qs, ks, qf, kf);
         __syncthreads();
         if (d0 + T::k < CSA_ATTN_DIM) csa_scores_load<T>(qf, kf, &r, heads, h0, c0, d0 + T::k);
         if (h0 + first < heads) { /* warp-uniform */

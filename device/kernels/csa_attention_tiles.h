@@ -19,8 +19,10 @@
 **                     up to the row's stride (the CandidateAssembly
 **                     payload).  Each score is one thread's chain, d
 **                     ascending.  One chain a thread (csa_attn_scores_one,
-**                     below) or the narrow and wide tiles of several
-**                     (csa_attn_scores<T>, csa_attention_chains.h).
+**                     below), the narrow tiles of four
+**                     (csa_attn_scores_pairs, csa_attention_narrow.h) or
+**                     the wide ones of eight (csa_attn_scores<T>,
+**                     csa_attention_chains.h).
 **   csa_attn_softmax  a block per output row: m = max (nx_maxf, reduced
 **                     across the block: order-free), w_c = nx_expf(score -
 **                     m) a thread each, den = the w_c summed over c
@@ -198,17 +200,18 @@ static __device__ void csa_attn_softmax(const RowAt &row_at, long long rows) {
   }
 }
 
-#include "csa_attention_chains.h" /* the scores passes and the wide values pass */
+#include "csa_attention_chains.h" /* the wide scores and values passes */
+#include "csa_attention_narrow.h" /* the narrow scores pass */
 
 /*
 ** The one-chain scores pass (a tile of CSA_ONE_SCORE_HEADS heads, a warp
 ** each, x CSA_TILE_CANDS candidates) keeps its own form, apart from
-** csa_attention_chains.h's template, for the launches whose narrow tiles
-** would be too few (csa_attn_scores_tiling): its chain loads its next eight
-** terms while it adds, which a thread of one chain needs.  The narrow
-** template tile halves the shared-memory reads a score needs but gives a
-** short row a quarter as many tiles: at ratio 128, position 4,096 (stride
-** 160) 20 tiles, and the attention went 20.0 -> 23.5 us.
+** the others, for the launches whose narrow tiles would be too few
+** (csa_attn_narrow_scores): its chain loads its next eight terms while it
+** adds, which a thread of one chain needs.  A narrow tile needs fewer
+** shared-memory reads a score but gives a short row a quarter as many
+** tiles: at ratio 128, position 4,096 (stride 160) 20 tiles, and the
+** attention went 20.0 -> 23.5 us (with the template's narrow tile).
 */
 #define CSA_ONE_K 256 /* dims of q and k staged at once */
 #define CSA_ONE_KEY_LOADS (CSA_TILE_CANDS * CSA_ONE_K / 4 / CSA_TILE_THREADS)          /* float4s of keys a thread: 8 */
