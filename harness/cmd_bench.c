@@ -21,13 +21,16 @@
 #include "harness/commands.h"
 #include "harness/exit_codes.h"
 #include "harness/session.h"
+#include "reports/report_trend.h"
 
 #include <stdio.h>
 #include <string.h>
 
 static const char bench_help[] =
     "usage: bitgate bench [--runs N] [--variant fast|reference|both] [--filter GLOB]\n"
-    "                     [--timing held|submit] [--db PATH]\n\n"
+    "                     [--timing held|submit] [--db PATH]\n"
+    "       bitgate bench --trend [--last N] [--variant V] [--filter GLOB]\n"
+    "                     [--timing held|submit|sync] [--db PATH]\n\n"
     "Times, with the fast and the reference kernels side by side, each stage of a\n"
     "CSA decode step (S = 1, 64 heads, FP8 cache) and the whole step: ratio 128 at\n"
     "positions 4096 and 65536 (B = 1); ratio 4 with 64 index heads and topk 512\n"
@@ -51,7 +54,21 @@ static const char bench_help[] =
     "the host's wait for the replay, about 5 us after the graph ended.)\n\n"
     "With a GPU the figures are recorded in the results store (--db, default\n"
     "bitgate.db): a run of suite 'bench' and one row of table bench per line and\n"
-    "variant.  Without one only the oracle's times and the floors print.\n\n" EXIT_CODES_HELP;
+    "variant.  Without one only the oracle's times and the floors print.\n\n"
+    "--trend times nothing and needs no GPU: it prints the figures recorded in\n"
+    "--db, one series per line, variant and timing in the bench's line order,\n"
+    "each figure with its run, date, git revision and kernel hash, its median\n"
+    "and minimum, and the median's change against the figure before and the\n"
+    "first one shown.  --last N (default 10) shows a series' latest N; --filter\n"
+    "matches 'KERNEL, SHAPE' ('csa4 sink attention, pos 65536, B=1', so\n"
+    "'*sink attention*B=1'); --variant and --timing keep one (default: all).\n\n" EXIT_CODES_HELP;
+
+/* --trend: the recorded figures of db, read-only (reports/report_trend.h). */
+static int bench_trend(const char *db, const report_trend_opts *t) {
+  char err[1024];
+  if (report_trend_write(db, t, stdout, err, sizeof err) != 0) return cli_env_error("bench", "%s", err);
+  return EXIT_CODE_PASS;
+}
 
 /* a < b as exit codes go: a wrong kernel (FAIL) outranks a missing resource (ENV). */
 static int worse(int a, int b) { return a == EXIT_CODE_FAIL || b == EXIT_CODE_FAIL ? EXIT_CODE_FAIL : a ? a : b; }
@@ -61,8 +78,9 @@ int cmd_bench(int argc, char **argv) {
   session ses;
   bench_record rec = {NULL, 0, 0};
   bench_opts o;
-  const char *v, *db = "bitgate.db";
-  int i, r, status;
+  unsigned long long last = 10;
+  const char *v, *db = "bitgate.db", *runs_arg = NULL, *last_arg = NULL, *timing_arg = NULL;
+  int i, r, status, trend = 0;
   memset(&o, 0, sizeof o);
   o.variants = 1u << DEVICE_VARIANT_FAST | 1u << DEVICE_VARIANT_REFERENCE;
   for (i = 1; i < argc; i++) {
@@ -71,16 +89,21 @@ int cmd_bench(int argc, char **argv) {
       if (r < 0) return EXIT_CODE_USAGE;
       if (cli_parse_u64(v, &runs) || runs < 20 || runs > 100000)
         return cli_usage_error("bench", "--runs '%s' is not a number from 20 to 100000", v);
+      runs_arg = v;
+    } else if (!strcmp(argv[i], "--trend")) {
+      trend = 1;
+    } else if ((r = cli_option_value("bench", argc, argv, &i, "--last", &last_arg)) != 0) {
+      if (r < 0) return EXIT_CODE_USAGE;
+      if (cli_parse_u64(last_arg, &last) || last < 1 || last > 1000000)
+        return cli_usage_error("bench", "--last '%s' is not a number from 1 to 1000000", last_arg);
     } else if ((r = cli_option_value("bench", argc, argv, &i, "--variant", &v)) != 0) {
       device_variant one;
       if (r < 0) return EXIT_CODE_USAGE;
       if (!strcmp(v, "both")) o.variants = 1u << DEVICE_VARIANT_FAST | 1u << DEVICE_VARIANT_REFERENCE;
       else if (device_variant_parse(v, &one) == 0) o.variants = 1u << one;
       else return cli_usage_error("bench", "--variant '%s': expected fast, reference or both", v);
-    } else if ((r = cli_option_value("bench", argc, argv, &i, "--timing", &v)) != 0) {
+    } else if ((r = cli_option_value("bench", argc, argv, &i, "--timing", &timing_arg)) != 0) {
       if (r < 0) return EXIT_CODE_USAGE;
-      if (bench_timing_parse(v, &o.timing) != 0)
-        return cli_usage_error("bench", "--timing '%s': expected held or submit", v);
     } else if ((r = cli_option_value("bench", argc, argv, &i, "--filter", &o.filter)) != 0) {
       if (r < 0) return EXIT_CODE_USAGE;
     } else if ((r = cli_option_value("bench", argc, argv, &i, "--db", &db)) != 0) {
@@ -89,6 +112,22 @@ int cmd_bench(int argc, char **argv) {
       return cli_usage_error("bench", "unknown argument '%s'", argv[i]);
     }
   }
+  if (trend) {
+    const report_trend_opts t = {
+        .filter = o.filter,
+        .variant = o.variants == (1u << DEVICE_VARIANT_FAST) ? device_variant_name(DEVICE_VARIANT_FAST)
+                   : o.variants == (1u << DEVICE_VARIANT_REFERENCE) ? device_variant_name(DEVICE_VARIANT_REFERENCE)
+                                                                   : NULL,
+        .timing = timing_arg,
+        .last = (int)last};
+    if (runs_arg) return cli_usage_error("bench", "--runs '%s': --trend times nothing", runs_arg);
+    if (timing_arg && strcmp(timing_arg, "held") && strcmp(timing_arg, "submit") && strcmp(timing_arg, "sync"))
+      return cli_usage_error("bench", "--timing '%s': expected held, submit or sync", timing_arg);
+    return bench_trend(db, &t);
+  }
+  if (last_arg) return cli_usage_error("bench", "--last '%s' needs --trend", last_arg);
+  if (timing_arg && bench_timing_parse(timing_arg, &o.timing) != 0)
+    return cli_usage_error("bench", "--timing '%s': expected held or submit", timing_arg);
   session_open(&ses, LANE_ALL, 0);
   if (ses.have_device && bench_record_begin(&rec, db, argc, argv) != EXIT_CODE_PASS) {
     session_close(&ses);

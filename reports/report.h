@@ -118,6 +118,17 @@ typedef enum report_load_rc {
 } report_load_rc;
 
 /*
+** Opens path read-only as a bitgate results database: a regular file whose
+** application_id is bitgate's and whose schema this build reads.  *db is
+** the connection (close it with sqlite3_close, also after a failure, when
+** it is not NULL) and *schema its PRAGMA user_version.  REPORT_LOAD_OK, or
+** REPORT_LOAD_BAD_DB with one line in err naming the path and the fault.
+** Never creates the file.
+*/
+struct sqlite3;
+int report_db_open(const char *path, struct sqlite3 **db, int *schema, char *err, size_t err_len);
+
+/*
 ** Loads a run.  run_spec: a run id, or "latest" (or NULL) for the highest id.
 ** baseline_spec: NULL for none, a run id, or "previous" for the highest id
 ** below the reported run.  On success *out is set; free it with report_free.

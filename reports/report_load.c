@@ -49,26 +49,29 @@ static int query_int(load_ctx *x, const char *sql, long long *value, int *is_nul
   return rc;
 }
 
-static report_load_rc db_open_checked(load_ctx *x) {
+int report_db_open(const char *path, sqlite3 **db, int *schema, char *err, size_t err_len) {
+  load_ctx x = {.path = path, .err = err, .err_len = err_len};
   struct stat sb;
   long long app_id = 0, version = 0;
   int rc;
-  if (stat(x->path, &sb) != 0)
-    return load_fail(x, REPORT_LOAD_BAD_DB, "cannot open database '%s': %s", x->path, strerror(errno));
-  if (!S_ISREG(sb.st_mode)) return load_fail(x, REPORT_LOAD_BAD_DB, "database '%s' is not a regular file", x->path);
-  rc = sqlite3_open_v2(x->path, &x->db, SQLITE_OPEN_READONLY, NULL);
-  if (rc == SQLITE_OK) rc = query_int(x, "PRAGMA application_id", &app_id, NULL);
+  *db = NULL;
+  if (stat(path, &sb) != 0)
+    return load_fail(&x, REPORT_LOAD_BAD_DB, "cannot open database '%s': %s", path, strerror(errno));
+  if (!S_ISREG(sb.st_mode)) return load_fail(&x, REPORT_LOAD_BAD_DB, "database '%s' is not a regular file", path);
+  rc = sqlite3_open_v2(path, &x.db, SQLITE_OPEN_READONLY, NULL);
+  *db = x.db;
+  if (rc == SQLITE_OK) rc = query_int(&x, "PRAGMA application_id", &app_id, NULL);
   if (rc != SQLITE_OK) /* e.g. SQLITE_NOTADB for a text file */
-    return load_fail(x, REPORT_LOAD_BAD_DB, "database '%s' is not readable as SQLite: %s", x->path,
-                     x->db ? sqlite3_errmsg(x->db) : sqlite3_errstr(rc));
+    return load_fail(&x, REPORT_LOAD_BAD_DB, "database '%s' is not readable as SQLite: %s", path,
+                     x.db ? sqlite3_errmsg(x.db) : sqlite3_errstr(rc));
   if (app_id != STORE_APPLICATION_ID)
-    return load_fail(x, REPORT_LOAD_BAD_DB, "'%s' is not a bitgate database (application_id 0x%llx, want 0x%x)",
-                     x->path, (unsigned long long)app_id, STORE_APPLICATION_ID);
-  rc = query_int(x, "PRAGMA user_version", &version, NULL);
+    return load_fail(&x, REPORT_LOAD_BAD_DB, "'%s' is not a bitgate database (application_id 0x%llx, want 0x%x)",
+                     path, (unsigned long long)app_id, STORE_APPLICATION_ID);
+  rc = query_int(&x, "PRAGMA user_version", &version, NULL);
   if (rc != SQLITE_OK || version < 1 || version > STORE_SCHEMA_VERSION)
-    return load_fail(x, REPORT_LOAD_BAD_DB, "database '%s' has schema %lld; this bitgate reads 1..%d", x->path,
+    return load_fail(&x, REPORT_LOAD_BAD_DB, "database '%s' has schema %lld; this bitgate reads 1..%d", path,
                      version, STORE_SCHEMA_VERSION);
-  x->schema = (int)version;
+  *schema = (int)version;
   return REPORT_LOAD_OK;
 }
 
@@ -241,7 +244,7 @@ report_load_rc report_load(const char *db_path, const char *run_spec, const char
   int base_count = 0;
   report_load_rc rc;
   *out = NULL;
-  if ((rc = db_open_checked(&x)) != REPORT_LOAD_OK) goto done;
+  if ((rc = (report_load_rc)report_db_open(db_path, &x.db, &x.schema, err, err_len)) != REPORT_LOAD_OK) goto done;
   r = calloc(1, sizeof *r);
   if (!r || !(r->pool = report_pool_new())) abort();
   r->db_path = report_pool_strdup(r->pool, db_path);
