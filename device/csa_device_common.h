@@ -112,8 +112,9 @@ typedef enum csa_attn_pass {
 
 /*
 ** How a pass tiles its work (csa_attention_abi.h): one chain a thread, the
-** narrow template tiles (scores only) or the wide ones (scores and values);
-** the gather and the softmax have one form, CSA_TILING_ONE.
+** narrow tiles (scores only, csa_attention_narrow.h) or the wide ones
+** (scores and values); the gather and the softmax have one form,
+** CSA_TILING_ONE.
 */
 typedef enum csa_attn_tiling { CSA_TILING_ONE, CSA_TILING_NARROW, CSA_TILING_WIDE, CSA_TILINGS } csa_attn_tiling;
 

@@ -11,13 +11,14 @@
 **                          the chains of heads 4w + 2(l / 16) + {0, 1} for
 **                          candidates l % 16 + {0, 16}.
 **
-** Why two by two: with a candidate a lane (csa_attn_scores<T>'s tile) each
-** query float4 a warp read is a broadcast, 2 shared-memory wavefronts for
-** one term a lane, and each key float4 4 wavefronts for four: 0.75
-** wavefronts a term.  A thread holding two heads and two candidates reads
-** each staged float for two terms, 0.5 a term (ncu, docs/SPEED.md, ninth
-** round).  At ratio 128, 64K, B = 1 the attention went 31.0 -> 29.6 us; at
-** ratio 4 it did not move.
+** Why two by two: a staged query float4 (4 dims of a head) read by a warp
+** is 2 shared-memory wavefronts when every lane reads the same one, a key
+** float4 read by every lane from its own row 4 (ncu, docs/SPEED.md, ninth
+** round).  With a candidate a lane and 4 heads a warp (csa_attn_scores<T>'s
+** tile) 16 terms a lane take 4 query reads and 1 key read, 12 wavefronts;
+** with two heads and two candidates a lane, 2 and 2, 8 wavefronts.  At
+** ratio 128, 64K, B = 1 the attention went 31.1 -> 29.6 us; at ratio 4 it
+** did not move.
 **
 ** The sums are csa_attention_chains.h's, term for term: a score is q[d] *
 ** k[d] added over d ascending from +0, then * scale (+ bias), -inf where
