@@ -25,7 +25,7 @@ static const struct command {
     {"repro", cmd_repro, "rerun one case by id; print 'identical' or the first mismatch"},
     {"shrink", cmd_shrink, "shrink a failing case, keeping its signature; append it to corpus/regressions"},
     {"golden", cmd_golden, "re-pin the frozen oracle's digests after a version bump (with a reason)"},
-    {"bench", cmd_bench, "time the kernels against the oracle (figures, never a verdict)"},
+    {"bench", cmd_bench, "time the kernels against the oracle (figures, never a verdict); --trend: their history"},
     {"numerics", cmd_numerics, "prove the frozen numerics correctly rounded (MPFR, GPU)"},
     {"audit", cmd_audit, "compile every kernel with the pinned NVRTC options and audit the PTX"},
     {"version", cmd_version, "print versions, git revision and whether a GPU is present"},
