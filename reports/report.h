@@ -126,7 +126,7 @@ typedef enum report_load_rc {
 ** Never creates the file.
 */
 struct sqlite3;
-int report_db_open(const char *path, struct sqlite3 **db, int *schema, char *err, size_t err_len);
+report_load_rc report_db_open(const char *path, struct sqlite3 **db, int *schema, char *err, size_t err_len);
 
 /*
 ** Loads a run.  run_spec: a run id, or "latest" (or NULL) for the highest id.

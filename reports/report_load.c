@@ -49,7 +49,7 @@ static int query_int(load_ctx *x, const char *sql, long long *value, int *is_nul
   return rc;
 }
 
-int report_db_open(const char *path, sqlite3 **db, int *schema, char *err, size_t err_len) {
+report_load_rc report_db_open(const char *path, sqlite3 **db, int *schema, char *err, size_t err_len) {
   load_ctx x = {.path = path, .err = err, .err_len = err_len};
   struct stat sb;
   long long app_id = 0, version = 0;
@@ -244,7 +244,7 @@ report_load_rc report_load(const char *db_path, const char *run_spec, const char
   int base_count = 0;
   report_load_rc rc;
   *out = NULL;
-  if ((rc = (report_load_rc)report_db_open(db_path, &x.db, &x.schema, err, err_len)) != REPORT_LOAD_OK) goto done;
+  if ((rc = report_db_open(db_path, &x.db, &x.schema, err, err_len)) != REPORT_LOAD_OK) goto done;
   r = calloc(1, sizeof *r);
   if (!r || !(r->pool = report_pool_new())) abort();
   r->db_path = report_pool_strdup(r->pool, db_path);

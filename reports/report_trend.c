@@ -17,7 +17,8 @@
 
 /* The query, with TIMING standing for the timing column (schema 5) or 'sync' (schema 4). */
 #define TREND_SQL(TIMING)                                                                                    \
-  "SELECT kernel, shape, variant, timing, run_id, recorded_at, git_rev, kernel_hash, median_us, min_us"     \
+  "SELECT kernel, shape, variant, timing, run_id, recorded_at, git_rev, kernel_hash, median_us, min_us,"    \
+  " first_id"                                                                                                \
   " FROM (SELECT b.id, b.kernel, b.shape, b.variant, " TIMING " AS timing, b.run_id, b.recorded_at,"         \
   " r.git_rev, r.kernel_hash, b.median_us, b.min_us,"                                                        \
   " min(b.id) OVER (PARTITION BY b.kernel, b.shape, b.variant, " TIMING ") AS first_id,"                     \
@@ -49,18 +50,6 @@ static const char *change(char *buf, size_t len, double now, double before, int 
   return buf;
 }
 
-/*
-** Whether row st continues the series of key (its kernel, shape, variant
-** and timing).  The first row never does: key starts "", which
-** text_or_dash never returns.
-*/
-static int same_series(const char key[4][200], sqlite3_stmt *st) {
-  int i;
-  for (i = 0; i < 4; i++)
-    if (strcmp(key[i], text_or_dash(st, i))) return 0;
-  return 1;
-}
-
 /* Prints one figure of the current series; first/previous track the series' medians. */
 static void trend_row(FILE *out, sqlite3_stmt *st, int index, double *first, double *previous) {
   const double median = sqlite3_column_double(st, 8);
@@ -84,21 +73,21 @@ static void trend_row(FILE *out, sqlite3_stmt *st, int index, double *first, dou
 /* Binds the options, steps the query and prints every series the filter keeps. */
 static int trend_print(sqlite3 *db, sqlite3_stmt *st, const report_trend_opts *o, const char *db_path, FILE *out,
                        char *err, size_t err_len) {
-  char key[4][200] = {"", "", "", ""}, label[420];
+  long long series_id = 0; /* the current series' first row id (column 10); ids start at 1 */
   int rc, series = 0, figures = 0, index = 0, keep = 0;
   double first = 0, previous = 0;
   sqlite3_bind_text(st, 1, o->variant, -1, SQLITE_STATIC); /* NULL binds NULL: every variant */
   sqlite3_bind_text(st, 2, o->timing, -1, SQLITE_STATIC);
   sqlite3_bind_int(st, 3, o->last);
   while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-    int i;
-    if (!same_series((const char(*)[200])key, st)) {
-      for (i = 0; i < 4; i++) snprintf(key[i], sizeof key[i], "%s", text_or_dash(st, i));
-      snprintf(label, sizeof label, "%s, %s", key[0], key[1]);
+    if (sqlite3_column_int64(st, 10) != series_id) { /* a new series */
+      char label[600];
+      series_id = sqlite3_column_int64(st, 10);
+      snprintf(label, sizeof label, "%s, %s", text_or_dash(st, 0), text_or_dash(st, 1));
       keep = !o->filter || fnmatch(o->filter, label, 0) == 0;
       index = 0;
       if (keep) {
-        fprintf(out, "%s%s [%s, %s]\n", series ? "\n" : "", label, key[2], key[3]);
+        fprintf(out, "%s%s [%s, %s]\n", series ? "\n" : "", label, text_or_dash(st, 2), text_or_dash(st, 3));
         fprintf(out, TREND_ROW, "run", "recorded", "git rev", "kernel hash", "median us", "min us", "vs previous",
                 "vs first");
         series++;
