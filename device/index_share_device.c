@@ -206,9 +206,15 @@ static int is_launch_validate(device_index_share *k, const index_share_dims *d,
                    args);
 }
 
-/* The present builds' grid: capped so each thread walks many elements (index_share.cu, is_row_advance). */
-static unsigned long long is_copy_grid(long long n) {
-  const unsigned long long g = is_grid(n, IS_COPY_THREADS);
+/*
+** The present builds' grid: a thread an item (index_share.cu), counting
+** 16-byte units, which the kernel copies whenever the tensors allow.  When
+** it copies single elements instead, each thread walks on to a unit's
+** worth of them; the grid never decides what gets copied, only how fast.
+*/
+static unsigned long long is_copy_grid(long long n, int storage) {
+  const long long per_unit = storage == IS_STORAGE_F32 ? 4 : 8;
+  const unsigned long long g = is_grid((n + per_unit - 1) / per_unit, IS_COPY_THREADS);
   return g > IS_COPY_MAX_BLOCKS ? IS_COPY_MAX_BLOCKS : g;
 }
 
@@ -225,10 +231,10 @@ static int is_launch_present(device_index_share *k, const index_share_dims *d,
   if (d->capacity_mode) {
     void *args[] = {&past, &cur, &out, &storage, &write_pos, &batch, &heads, &cache_seq,
                     &cur_seq, &dim};
-    return is_launch(k, IS_K_PRESENT_CAPACITY, is_copy_grid(n), IS_COPY_THREADS, args);
+    return is_launch(k, IS_K_PRESENT_CAPACITY, is_copy_grid(n, storage), IS_COPY_THREADS, args);
   } else {
     void *args[] = {&past, &cur, &out, &storage, &batch, &heads, &past_seq, &cur_seq, &dim};
-    return is_launch(k, IS_K_PRESENT, is_copy_grid(n), IS_COPY_THREADS, args);
+    return is_launch(k, IS_K_PRESENT, is_copy_grid(n, storage), IS_COPY_THREADS, args);
   }
 }
 

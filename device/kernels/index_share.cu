@@ -104,13 +104,15 @@ extern "C" __global__ void index_share_frontier(const void *bias, int storage, l
 /* ---- present builds ------------------------------------------------------------------ */
 
 /*
-** Moves a grid-stride walk's (row, offset in the row) on by step elements,
-** (step = step_rows rows + step_within elements) for rows of row_len
-** elements, without a division: the walk starts from one division a
-** thread, and a division per element made the present builds
-** compute-bound (about 2 ms at B = 64 for a 2,049-token present).  The
-** launcher caps their grids (IS_COPY_MAX_BLOCKS) so each thread walks many
-** elements.
+** The present builds are a copy of about 270 MB each at B = 64 (2,049
+** tokens, 8 kv heads of 128 bf16), bound by memory.  A thread copies one
+** item, rarely more: the launcher sizes the grid to the items
+** (IS_COPY_MAX_BLOCKS only caps absurd sizes; past it threads walk on by
+** the grid's stride).  So a thread's (row, offset in the row) costs one
+** division, and moving it on by a stride (is_row_advance) none.  Grids
+** capped at 16 blocks a SM, each thread walking a hundred items, had run
+** at 3.5 TB/s against the 4.1 of a cudaMemcpy; one item a thread runs at
+** the memcpy's rate (docs/SPEED.md, tenth round).
 */
 static __device__ __forceinline__ void is_row_advance(long long *row, long long *within, long long step_rows,
                                                       long long step_within, long long row_len) {
@@ -122,24 +124,23 @@ static __device__ __forceinline__ void is_row_advance(long long *row, long long 
 /*
 ** A present build copies items: single elements, or (when a row of D
 ** elements is whole 16-byte units and every tensor starts on 16 bytes) 16
-** bytes at a time, 4 f32 or 8 f16/bf16 elements, each still through
-** is_copy, so a unit copies exactly as its elements one by one would.  At B
-** = 64 the 2-byte accesses had left the copies at a third of the memory
-** bandwidth.  A unit never straddles the past / current boundary: that lies
-** on a row.
+** bytes at a time, 4 f32 or 8 f16/bf16 elements.  A unit copies exactly as
+** its elements would one by one through is_copy: f32 words by their bits,
+** f16/bf16 pairs through nx_half2_canonical, the round trip's bits without
+** the float work (test_numerics checks the two agree on every half).  A
+** unit never straddles the past / current boundary: that lies on a row.
 */
 static __device__ __forceinline__ void is_copy_unit(void *dst, long long du, const void *src, long long su,
                                                     int storage) {
-  union {
-    uint4 v;
-    nx_u32 w[4];
-  } in, out;
-  const int per = storage == IS_STORAGE_F32 ? 4 : 8;
-  in.v = ((const uint4 *)src)[su];
-#pragma unroll
-  for (int e = 0; e < 8; e++)
-    if (e < per) is_copy(out.w, e, in.w, e, storage);
-  ((uint4 *)dst)[du] = out.v;
+  uint4 v = ((const uint4 *)src)[su];
+  if (storage != IS_STORAGE_F32) {
+    const int is_f16 = storage == IS_STORAGE_F16;
+    v.x = nx_half2_canonical(v.x, is_f16);
+    v.y = nx_half2_canonical(v.y, is_f16);
+    v.z = nx_half2_canonical(v.z, is_f16);
+    v.w = nx_half2_canonical(v.w, is_f16);
+  }
+  ((uint4 *)dst)[du] = v;
 }
 
 template <bool UNIT>
@@ -151,12 +152,49 @@ static __device__ __forceinline__ void is_copy_item(void *dst, long long di, con
     is_copy(dst, di, src, si, storage);
 }
 
-/* Elements a 16-byte unit holds when a row of dim elements is whole units of 16-byte aligned tensors; else 1. */
-static __device__ __forceinline__ long long is_unit_elems(const void *a, const void *b, const void *c,
-                                                          int storage, long long dim) {
-  const long long per = storage == IS_STORAGE_F32 ? 4 : 8;
+/* Whether rows of dim elements are whole 16-byte units of PER elements in 16-byte aligned tensors. */
+template <int PER>
+static __device__ __forceinline__ bool is_units_fit(const void *a, const void *b, const void *c, long long dim) {
   const unsigned long long addr = (unsigned long long)a | (unsigned long long)b | (unsigned long long)c;
-  return dim % per == 0 && (addr & 15) == 0 ? per : 1;
+  return dim % PER == 0 && (addr & 15) == 0;
+}
+
+/*
+** a / b for 0 <= a and 0 < b, in 32 bits when both fit: a thread's one
+** division is on the way to its load, and the 64-bit routine had cost the
+** copy a fifth of its rate.
+*/
+static __device__ __forceinline__ long long is_quotient(long long a, long long b) {
+  if (((unsigned long long)a | (unsigned long long)b) >> 32 == 0) return (long long)((unsigned)a / (unsigned)b);
+  return a / b;
+}
+
+/*
+** A thread's walk over items of rows of row items: its first item's row and
+** offset, and (only when it has a second item) the grid stride in rows and
+** items.
+*/
+typedef struct is_walk {
+  long long idx, step, row, within, step_rows, step_within;
+} is_walk;
+
+static __device__ __forceinline__ is_walk is_walk_start(long long n, long long row) {
+  is_walk w;
+  w.idx = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+  w.step = (long long)gridDim.x * blockDim.x;
+  w.row = is_quotient(w.idx, row);
+  w.within = w.idx - w.row * row;
+  w.step_rows = w.step_within = 0;
+  if (w.idx + w.step < n) {
+    w.step_rows = is_quotient(w.step, row);
+    w.step_within = w.step - w.step_rows * row;
+  }
+  return w;
+}
+
+static __device__ __forceinline__ void is_walk_next(is_walk *w, long long row) {
+  w->idx += w->step;
+  is_row_advance(&w->row, &w->within, w->step_rows, w->step_within, row);
 }
 
 /*
@@ -169,30 +207,33 @@ template <bool UNIT>
 static __device__ __forceinline__ void is_present_walk(const void *past, const void *cur, void *out, int storage,
                                                        long long bhs, long long past_n, long long cur_n) {
   const long long row = past_n + cur_n, n = bhs * row;
-  const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-  const long long step = (long long)gridDim.x * blockDim.x;
-  long long idx, bh, within, step_rows, step_within;
-  if (first >= n) return;
-  bh = first / row, within = first % row;
-  step_rows = step / row, step_within = step % row;
-  for (idx = first; idx < n; idx += step) {
-    if (within < past_n)
-      is_copy_item<UNIT>(out, idx, past, bh * past_n + within, storage);
+  is_walk w;
+  for (w = is_walk_start(n, row); w.idx < n; is_walk_next(&w, row)) {
+    if (w.within < past_n)
+      is_copy_item<UNIT>(out, w.idx, past, w.row * past_n + w.within, storage);
     else
-      is_copy_item<UNIT>(out, idx, cur, bh * cur_n + (within - past_n), storage);
-    is_row_advance(&bh, &within, step_rows, step_within, row);
+      is_copy_item<UNIT>(out, w.idx, cur, w.row * cur_n + (w.within - past_n), storage);
   }
 }
 
-extern "C" __global__ void index_share_present(const void *past, const void *cur, void *out,
-                                               int storage, long long batch, long long heads,
-                                               long long past_seq, long long cur_seq,
-                                               long long dim) {
-  const long long per = is_unit_elems(past, cur, out, storage, dim);
-  if (per > 1)
-    is_present_walk<true>(past, cur, out, storage, batch * heads, past_seq * dim / per, cur_seq * dim / per);
+/* PER: the elements of a 16-byte unit of the storage, a constant so that no item count costs a division. */
+template <int PER>
+static __device__ __forceinline__ void is_present_build(const void *past, const void *cur, void *out, int storage,
+                                                        long long bhs, long long past_seq, long long cur_seq,
+                                                        long long dim) {
+  if (is_units_fit<PER>(past, cur, out, dim))
+    is_present_walk<true>(past, cur, out, storage, bhs, past_seq * (dim / PER), cur_seq * (dim / PER));
   else
-    is_present_walk<false>(past, cur, out, storage, batch * heads, past_seq * dim, cur_seq * dim);
+    is_present_walk<false>(past, cur, out, storage, bhs, past_seq * dim, cur_seq * dim);
+}
+
+extern "C" __global__ void __launch_bounds__(IS_COPY_THREADS, IS_COPY_BLOCKS_PER_SM)
+    index_share_present(const void *past, const void *cur, void *out, int storage, long long batch, long long heads,
+                        long long past_seq, long long cur_seq, long long dim) {
+  if (storage == IS_STORAGE_F32)
+    is_present_build<4>(past, cur, out, storage, batch * heads, past_seq, cur_seq, dim);
+  else
+    is_present_build<8>(past, cur, out, storage, batch * heads, past_seq, cur_seq, dim);
 }
 
 /*
@@ -207,35 +248,40 @@ static __device__ __forceinline__ void is_capacity_walk(const void *past, const 
                                                         const long long *write_pos, long long bhs, long long heads,
                                                         long long row, long long cur_n, long long dim_n) {
   const long long n = bhs * row;
-  const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-  const long long step = (long long)gridDim.x * blockDim.x;
-  long long idx, bh, within, step_rows, step_within, wp_row = -1, wp = 0;
-  if (first >= n) return;
-  bh = first / row, within = first % row;
-  step_rows = step / row, step_within = step % row;
-  for (idx = first; idx < n; idx += step) {
-    if (bh != wp_row) wp_row = bh, wp = write_pos[bh / heads] * dim_n; /* the current tokens' first item */
-    if (within >= wp && within < wp + cur_n)
-      is_copy_item<UNIT>(out, idx, cur, bh * cur_n + (within - wp), storage);
+  long long wp_row = -1, wp = 0;
+  is_walk w;
+  for (w = is_walk_start(n, row); w.idx < n; is_walk_next(&w, row)) {
+    if (w.row != wp_row) wp_row = w.row, wp = write_pos[is_quotient(w.row, heads)] * dim_n; /* the current tokens' first item */
+    if (w.within >= wp && w.within < wp + cur_n)
+      is_copy_item<UNIT>(out, w.idx, cur, w.row * cur_n + (w.within - wp), storage);
     else
-      is_copy_item<UNIT>(out, idx, past, idx, storage);
-    is_row_advance(&bh, &within, step_rows, step_within, row);
+      is_copy_item<UNIT>(out, w.idx, past, w.idx, storage);
   }
 }
 
-extern "C" __global__ void index_share_present_capacity(const void *past, const void *cur,
-                                                        void *out, int storage,
-                                                        const long long *write_pos,
-                                                        long long batch, long long heads,
-                                                        long long cache_seq, long long cur_seq,
-                                                        long long dim) {
-  const long long per = is_unit_elems(past, cur, out, storage, dim), dim_n = dim / per;
-  if (per > 1)
+template <int PER>
+static __device__ __forceinline__ void is_capacity_build(const void *past, const void *cur, void *out, int storage,
+                                                         const long long *write_pos, long long batch,
+                                                         long long heads, long long cache_seq, long long cur_seq,
+                                                         long long dim) {
+  const bool units = is_units_fit<PER>(past, cur, out, dim);
+  const long long dim_n = units ? dim / PER : dim;
+  if (units)
     is_capacity_walk<true>(past, cur, out, storage, write_pos, batch * heads, heads, cache_seq * dim_n,
                            cur_seq * dim_n, dim_n);
   else
     is_capacity_walk<false>(past, cur, out, storage, write_pos, batch * heads, heads, cache_seq * dim_n,
                             cur_seq * dim_n, dim_n);
+}
+
+extern "C" __global__ void __launch_bounds__(IS_COPY_THREADS, IS_COPY_BLOCKS_PER_SM)
+    index_share_present_capacity(const void *past, const void *cur, void *out, int storage,
+                                 const long long *write_pos, long long batch, long long heads,
+                                 long long cache_seq, long long cur_seq, long long dim) {
+  if (storage == IS_STORAGE_F32)
+    is_capacity_build<4>(past, cur, out, storage, write_pos, batch, heads, cache_seq, cur_seq, dim);
+  else
+    is_capacity_build<8>(past, cur, out, storage, write_pos, batch, heads, cache_seq, cur_seq, dim);
 }
 
 /* ---- index-row validation -------------------------------------------------------------- */

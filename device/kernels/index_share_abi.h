@@ -17,8 +17,9 @@
 #define IS_KERNEL_ROWS_ONE "index_share_rows_one" /* fast only: one head a tile */
 
 #define IS_FRONTIER_THREADS 256 /* one block per batch */
-#define IS_COPY_THREADS 256     /* present builds: grid-stride over the elements */
-#define IS_COPY_MAX_BLOCKS 2112 /* present builds' grid cap: 16 blocks for each of 132 SMs */
+#define IS_COPY_THREADS 256 /* present builds: an item (16-byte unit or element) a thread */
+#define IS_COPY_MAX_BLOCKS (1u << 22) /* their grid's cap; past it threads walk on by the grid's stride */
+#define IS_COPY_BLOCKS_PER_SM 8       /* a full SM of them: 32 registers, each thread's load in flight */
 #define IS_VALIDATE_THREADS 1024 /* a block (a grid of one a row) or a thread per index row */
 #define IS_VALIDATE_BLOCK_ROWS 65536 /* most rows the launcher gives a block each */
 #define IS_ROW_THREADS 256      /* one block per tile of heads (index_share.cu), tile-stride */

@@ -22,7 +22,7 @@
   "csa128.cu:nx_csa_square_sum(record, CSA128_DIM_K)=>nx_csa_square_sum(record, CSA128_DIM_K - 1)"
 
 /* test_index_share_stages.c; the present one copies the current rows' channels in reverse */
-#define PLANT_IS_PRESENT "index_share.cu:(within - past_n), storage)=>(row - 1 - within), storage)"
+#define PLANT_IS_PRESENT "index_share.cu:(w.within - past_n), storage)=>(row - 1 - w.within), storage)"
 #define PLANT_IS_SCORE "index_share_row_scores.h:acc = acc + (is_load(query=>acc = acc - (is_load(query"
 #define PLANT_IS_NORMALISATION "index_share_row_scores.h:inv_sum = 1.0f / sum=>inv_sum = 0.5f / sum"
 #define PLANT_IS_VALUE_SUM "index_share_row_values.h:acc = acc + srow_p[s]=>acc = acc - srow_p[s]"

@@ -78,6 +78,22 @@ NX_FN nx_u16 nx_f16_from_f32(float x) {
   return (nx_u16)(sign | nx_round_shift_rne(nx_f32_significand(a), 126 - e));
 }
 
+/*
+** Two f16 (is_f16) or bf16 elements packed in a word, each as a widen and
+** a round back (nx_*_to_f32, then nx_*_from_f32) leave it: unchanged, but
+** that every NaN becomes NX_HALF_CANONICAL_NAN.  Integer work only, so a
+** device copy moves eight elements at the cost of a few instructions.  A
+** half is NaN when its magnitude exceeds infinity's (0x7c00 or 0x7f80);
+** adding 0x7fff less that sets the half's bit 15 exactly then, and the sum
+** stays below 0x10000, so no carry crosses into the other half.
+*/
+NX_FN nx_u32 nx_half2_canonical(nx_u32 w, int is_f16) {
+  const nx_u32 to_sign = is_f16 ? 0x03ff03ffu : 0x007f007fu;
+  const nx_u32 nan = ((w & 0x7fff7fffu) + to_sign) & 0x80008000u;
+  const nx_u32 mask = (nan >> 15) * 0xffffu; /* 0xffff over each NaN half */
+  return (w & ~mask) | (0x7fff7fffu & mask);
+}
+
 NX_FN float nx_f16_to_f32(nx_u16 h) {
   nx_u32 sign = ((nx_u32)h & 0x8000u) << 16;
   nx_u32 e = ((nx_u32)h >> 10) & 0x1fu;

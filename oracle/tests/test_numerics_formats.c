@@ -71,6 +71,29 @@ Test(formats, half_storage_round_trip_is_the_identity_but_for_nan) {
   }
 }
 
+/* The device's packed present copy: both halves of every word as the round trip leaves them. */
+static unsigned half_round_trip(unsigned u, int is_f16) {
+  if (is_f16) return nx_f16_from_f32(nx_f16_to_f32((nx_u16)u));
+  return nx_bf16_from_f32(nx_bf16_to_f32((nx_u16)u));
+}
+
+Test(formats, half2_canonical_is_the_round_trip_of_both_halves) {
+  static const unsigned partners[] = {0x0000u, 0x8000u, 0x7c00u, 0x7c01u, 0x7f80u, 0x7f81u, 0x7fffu, 0xffffu};
+  unsigned u, k;
+  int f16;
+  for (f16 = 0; f16 < 2; f16++)
+    for (u = 0; u <= 0xffffu; u++)
+      for (k = 0; k <= sizeof partners / sizeof partners[0]; k++) {
+        const unsigned v = k < sizeof partners / sizeof partners[0] ? partners[k] : (u * 40503u) & 0xffffu;
+        const nx_u32 lo_first = nx_half2_canonical(u | (v << 16), f16);
+        const nx_u32 hi_first = nx_half2_canonical(v | (u << 16), f16);
+        const nx_u32 want_uv = half_round_trip(u, f16) | (half_round_trip(v, f16) << 16);
+        const nx_u32 want_vu = half_round_trip(v, f16) | (half_round_trip(u, f16) << 16);
+        cr_assert_eq(lo_first, want_uv, "%s 0x%04x | 0x%04x << 16", f16 ? "f16" : "bf16", u, v);
+        cr_assert_eq(hi_first, want_vu, "%s 0x%04x | 0x%04x << 16", f16 ? "f16" : "bf16", v, u);
+      }
+}
+
 Test(formats, bf16_seed_formula_does_not_preserve_nan) {
   /* documented in nx_half.h: the carry can leave the NaN range or wrap 2^32 */
   cr_expect(nx_bf16_round_bits(nx_f32_from_bits(0x7fffffffu)) == 0x8000);
