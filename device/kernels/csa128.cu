@@ -138,9 +138,9 @@ static __device__ __forceinline__ nx_u8 csa128_fp8_block(float x0, float x1, nx_
   const nx_u32 b0 = csa_amax_bits(x0), b1 = csa_amax_bits(x1);
   float amax = nx_f32_from_bits(__reduce_max_sync(CSA128_LANES, b0 > b1 ? b0 : b1));
   const nx_u8 e = nx_fp8_block_scale(&amax, 1);
-  const float scale = nx_ue8m0_decode(e);
-  *c0 = nx_e4m3_encode(x0 / scale);
-  *c1 = nx_e4m3_encode(x1 / scale);
+  const float inverse = nx_ue8m0_reciprocal(e); /* x * inverse is x / scale to the bit */
+  *c0 = nx_e4m3_encode(x0 * inverse);
+  *c1 = nx_e4m3_encode(x1 * inverse);
   return e;
 }
 

@@ -75,10 +75,10 @@ static __device__ __forceinline__ void csa4_fp8_block_write(float x0, float x1, 
   const nx_u32 bits = csa4_max_u32(csa_amax_bits(x0), csa_amax_bits(x1));
   float amax = nx_f32_from_bits(__reduce_max_sync(CSA4_LANES, bits));
   const nx_u8 e = nx_fp8_block_scale(&amax, 1);
-  const float scale = nx_ue8m0_decode(e);
+  const float inverse = nx_ue8m0_reciprocal(e); /* x * inverse is x / scale to the bit */
   if (lane == 0) blk[0] = e;
-  blk[1 + 2 * lane] = nx_e4m3_encode(x0 / scale);
-  blk[2 + 2 * lane] = nx_e4m3_encode(x1 / scale);
+  blk[1 + 2 * lane] = nx_e4m3_encode(x0 * inverse);
+  blk[2 + 2 * lane] = nx_e4m3_encode(x1 * inverse);
 }
 
 /*
@@ -95,7 +95,7 @@ static __device__ __forceinline__ void csa4_index_transform(float x[4], const fl
   const float scale = nx_csa_rsqrt_exact(CSA4_INDEX_DIM_K);
   nx_u8 *blk = out + NX_FP4_BLOCK_BYTES * (lane / 8);
   nx_u32 bits;
-  float amax, l, r, block_scale;
+  float amax, l, r, inverse;
   nx_u8 e;
   int i, span;
   if (lane >= 16) { /* pairs 2 (lane - 16) and 2 (lane - 16) + 1 of the tail */
@@ -120,10 +120,10 @@ static __device__ __forceinline__ void csa4_index_transform(float x[4], const fl
   for (span = 1; span < 8; span *= 2) bits = csa4_max_u32(bits, __shfl_xor_sync(CSA4_LANES, bits, span));
   amax = nx_f32_from_bits(bits);
   e = nx_fp4_block_scale(&amax, 1); /* as in csa4_fp8_block_write */
-  block_scale = nx_ue8m0_decode(e);
+  inverse = nx_ue8m0_reciprocal(e);  /* x * inverse is x / scale to the bit */
   if (q == 0) blk[0] = e;
-  blk[1 + 2 * q] = (nx_u8)(nx_e2m1_encode(x[0] / block_scale) | (nx_e2m1_encode(x[1] / block_scale) << 4));
-  blk[2 + 2 * q] = (nx_u8)(nx_e2m1_encode(x[2] / block_scale) | (nx_e2m1_encode(x[3] / block_scale) << 4));
+  blk[1 + 2 * q] = (nx_u8)(nx_e2m1_encode(x[0] * inverse) | (nx_e2m1_encode(x[1] * inverse) << 4));
+  blk[2 + 2 * q] = (nx_u8)(nx_e2m1_encode(x[2] * inverse) | (nx_e2m1_encode(x[3] * inverse) << 4));
 }
 
 /*

@@ -42,6 +42,18 @@ NX_FN float nx_ue8m0_decode(nx_u8 e) {
   return nx_f32_from_bits((nx_u32)e << 23);
 }
 
+/*
+** 1 / nx_ue8m0_decode(e) for e in [1, 254], the scales a block quantizer
+** picks (nx_ue8m0_from_ratio's clamp): 2^(127 - e), itself a float, so x *
+** nx_ue8m0_reciprocal(e) and x / nx_ue8m0_decode(e) round one real number
+** and give the same bits for every x (a NaN x gives a NaN either way, and
+** the encoders read every NaN alike).  The kernels multiply: a division
+** costs a chain of instructions and, on the compressors' critical path,
+** four of them cost about 1,000 cycles (docs/SPEED.md, tenth round).
+** test_numerics checks the identity on every e and a spread of x.
+*/
+NX_FN float nx_ue8m0_reciprocal(nx_u8 e) { return nx_ue8m0_decode((nx_u8)(254 - e)); }
+
 /* max |x_i| over n elements, NaN elements ignored; 0 for an empty or all-NaN block. */
 NX_FN float nx_block_amax(const float *x, int n) {
   float amax = 0.0f;

@@ -94,6 +94,35 @@ Test(formats, half2_canonical_is_the_round_trip_of_both_halves) {
       }
 }
 
+/* What lets the kernels multiply by a block scale's reciprocal where the oracle divides. */
+Test(formats, ue8m0_reciprocal_multiplies_as_the_scale_divides) {
+  static const nx_u32 mantissas[] = {0x000000u, 0x000001u, 0x000002u, 0x1fffffu, 0x400000u, 0x400001u,
+                                     0x555555u, 0x7ffffeu, 0x7fffffu};
+  nx_u32 seed = 12345u, exponent, k, e, sign, n;
+  for (e = 1; e <= 254; e++) {
+    const float scale = nx_ue8m0_decode((nx_u8)e), inverse = nx_ue8m0_reciprocal((nx_u8)e);
+    cr_assert_eq(scale * inverse, 1.0f, "e %u", e);
+    for (n = 0; n < 256 * 9 * 2 + 4096; n++) {
+      nx_u32 bits;
+      float x, by_division, by_product;
+      if (n < 256 * 9 * 2) {
+        exponent = n % 256, k = (n / 256) % 9, sign = n / (256 * 9);
+        bits = (sign << 31) | (exponent << 23) | mantissas[k];
+      } else {
+        seed = seed * 1664525u + 1013904223u;
+        bits = seed;
+      }
+      x = nx_f32_from_bits(bits);
+      by_division = x / scale, by_product = x * inverse;
+      if (by_division != by_division) {
+        cr_assert(by_product != by_product, "e %u x 0x%08x: NaN against 0x%08x", e, bits, nx_f32_bits(by_product));
+        continue;
+      }
+      cr_assert_eq(nx_f32_bits(by_division), nx_f32_bits(by_product), "e %u x 0x%08x", e, bits);
+    }
+  }
+}
+
 Test(formats, bf16_seed_formula_does_not_preserve_nan) {
   /* documented in nx_half.h: the carry can leave the NaN range or wrap 2^32 */
   cr_expect(nx_bf16_round_bits(nx_f32_from_bits(0x7fffffffu)) == 0x8000);
