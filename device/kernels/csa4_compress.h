@@ -122,8 +122,8 @@ static __device__ __forceinline__ void csa4_index_transform(float x[4], const fl
   e = nx_fp4_block_scale(&amax, 1); /* as in csa4_fp8_block_write */
   inverse = nx_ue8m0_reciprocal(e);  /* x * inverse is x / scale to the bit */
   if (q == 0) blk[0] = e;
-  blk[1 + 2 * q] = (nx_u8)(nx_e2m1_encode(x[0] * inverse) | (nx_e2m1_encode(x[1] * inverse) << 4));
-  blk[2 + 2 * q] = (nx_u8)(nx_e2m1_encode(x[2] * inverse) | (nx_e2m1_encode(x[3] * inverse) << 4));
+  blk[1 + 2 * q] = (nx_u8)(nx_e2m1_encode_select(x[0] * inverse) | (nx_e2m1_encode_select(x[1] * inverse) << 4));
+  blk[2 + 2 * q] = (nx_u8)(nx_e2m1_encode_select(x[2] * inverse) | (nx_e2m1_encode_select(x[3] * inverse) << 4));
 }
 
 /*

@@ -123,6 +123,24 @@ Test(formats, ue8m0_reciprocal_multiplies_as_the_scale_divides) {
   }
 }
 
+/* The kernels' branch-free encode: every float of exponents 2^-4 .. 2^5 (the thresholds lie inside), a spread of the rest. */
+Test(formats, e2m1_encode_select_is_the_encode) {
+  nx_u32 bits, seed = 777u, n;
+  for (bits = 123u << 23; bits < 131u << 23; bits++) {
+    const float pos = nx_f32_from_bits(bits), neg = nx_f32_from_bits(bits | 0x80000000u);
+    if (nx_e2m1_encode_select(pos) != nx_e2m1_encode(pos) || nx_e2m1_encode_select(neg) != nx_e2m1_encode(neg))
+      cr_assert_fail("0x%08x: %u against %u", bits, nx_e2m1_encode_select(pos), nx_e2m1_encode(pos));
+  }
+  for (n = 0; n < 4000000u; n++) {
+    seed = seed * 1664525u + 1013904223u;
+    bits = n < 512u ? (n / 2) << 23 | (n & 1u) : n < 1024u ? ((n - 512u) / 2) << 23 | 0x7fffffu : seed;
+    cr_assert_eq(nx_e2m1_encode_select(nx_f32_from_bits(bits)), nx_e2m1_encode(nx_f32_from_bits(bits)),
+                 "0x%08x", bits);
+    cr_assert_eq(nx_e2m1_encode_select(nx_f32_from_bits(bits | 0x80000000u)),
+                 nx_e2m1_encode(nx_f32_from_bits(bits | 0x80000000u)), "0x%08x", bits | 0x80000000u);
+  }
+}
+
 Test(formats, bf16_seed_formula_does_not_preserve_nan) {
   /* documented in nx_half.h: the carry can leave the NaN range or wrap 2^32 */
   cr_expect(nx_bf16_round_bits(nx_f32_from_bits(0x7fffffffu)) == 0x8000);
