@@ -110,9 +110,10 @@ extern "C" __global__ void index_share_frontier(const void *bias, int storage, l
 ** (IS_COPY_MAX_BLOCKS only caps absurd sizes; past it threads walk on by
 ** the grid's stride).  So a thread's (row, offset in the row) costs one
 ** division, and moving it on by a stride (is_row_advance) none.  Grids
-** capped at 16 blocks a SM, each thread walking a hundred items, had run
-** at 3.5 TB/s against the 4.1 of a cudaMemcpy; one item a thread runs at
-** the memcpy's rate (docs/SPEED.md, tenth round).
+** capped at 16 blocks a SM, each thread walking about 31 units at B = 64,
+** had run at 3.5 TB/s against the 4.1 of a cudaMemcpy; one unit a thread,
+** with 32 registers so that a SM holds 2,048 loads in flight
+** (IS_COPY_BLOCKS_PER_SM), runs at 4.0 (docs/SPEED.md, tenth round).
 */
 static __device__ __forceinline__ void is_row_advance(long long *row, long long *within, long long step_rows,
                                                       long long step_within, long long row_len) {
