@@ -254,9 +254,12 @@ static int is_row_tile_heads(const index_share_dims *d) {
   return is_row_tiles(d, 1) > IS_ROW_WAVE_TILES ? IS_ROW_HEADS : 1;
 }
 
-/* The attention rows into output 0. */
-static int is_launch_rows(device_index_share *k, const index_share_dims *d,
-                          const is_buffers *b) {
+/*
+** The attention rows into output 0.  direct: the fast kernel gathers K and
+** V from past and current (a growing present's two parts); else from the
+** present buffers, built or fed before it (is_row_params says how).
+*/
+static int is_launch_rows(device_index_share *k, const index_share_dims *d, const is_buffers *b, int direct) {
   const void *query = b->query, *present_key = b->present_key;
   const void *present_value = b->present_value, *indices = b->indices, *bias = b->bias;
   int index_is_i64 = d->index_dt == DTYPE_I64, has_bias = d->has_bias;
@@ -275,14 +278,19 @@ static int is_launch_rows(device_index_share *k, const index_share_dims *d,
                   &score_trace, &y,       &storage,       &batch,       &q_heads,      &kv_heads,
                   &group,   &q_seq,       &cache_seq,     &head_size,   &index_heads,  &width,
                   &sqrt_scale};
-  struct is_row_params p = {query,   present_key, present_value, indices,   bias,      scores,
-                            score_trace, y,       bd0,           bd1,       bd2,       bd3,
-                            batch,   q_heads,     kv_heads,      group,     q_seq,     cache_seq,
-                            head_size, index_heads, width,       sqrt_scale, index_is_i64, has_bias,
-                            storage, is_row_tile_heads(d), 0};
+  struct is_row_params p = {query,     present_key, present_key, present_value, present_value, indices,
+                            bias,      scores,      score_trace, y,             bd0,           bd1,
+                            bd2,       bd3,         batch,       q_heads,       kv_heads,      group,
+                            q_seq,     cache_seq,   head_size,   index_heads,   width,         cache_seq,
+                            sqrt_scale, index_is_i64, has_bias,  storage,       is_row_tile_heads(d), 0};
   void *fast_args[] = {&p};
   long long rows = batch * q_heads * q_seq, tiles = is_row_tiles(d, p.tile_heads);
   if (rows == 0) return 0;
+  if (direct) {
+    p.key_lo = b->past_key, p.key_hi = b->key;
+    p.value_lo = b->past_value, p.value_hi = b->value;
+    p.lo_seq = d->past_seq;
+  }
   if (k->variant == DEVICE_VARIANT_REFERENCE)
     return is_launch(k, IS_K_ROWS, rows > (long long)IS_MAX_GRID ? IS_MAX_GRID : (unsigned long long)rows,
                      REF_IS_ROW_THREADS, args);
@@ -382,6 +390,9 @@ static int is_run(device_index_share *k, const index_share_dims *d,
                   const tensor *const *feed, op_error *err) {
   int capturing = device_runtime_is_capturing(k->rt);
   unsigned *latch = capturing ? device_runtime_latch_ptr(k->rt) : NULL;
+  /* the fast rows read a growing present's parts; it is then built only where it is seen */
+  const int direct = part == IS_PART_ALL && k->variant != DEVICE_VARIANT_REFERENCE && !d->capacity_mode;
+  const int built = part == IS_PART_PRESENT || (part == IS_PART_ALL && (!direct || d->n_outputs == 3 || k->trace));
   is_buffers b;
   int rc;
   if (capturing && (!k->warmed || part != IS_PART_ALL)) {
@@ -403,11 +414,11 @@ static int is_run(device_index_share *k, const index_share_dims *d,
   }
   if (part == IS_PART_ROWS) {
     if ((rc = is_feed_present(k, d, &b, feed, err)) != 0) return rc;
-  } else if (is_launch_present(k, d, &b, b.past_key, b.key, b.present_key) ||
-             is_launch_present(k, d, &b, b.past_value, b.value, b.present_value)) {
+  } else if (built && (is_launch_present(k, d, &b, b.past_key, b.key, b.present_key) ||
+                       is_launch_present(k, d, &b, b.past_value, b.value, b.present_value))) {
     return is_failed(k, err, "");
   }
-  if (part != IS_PART_PRESENT && is_launch_rows(k, d, &b)) return is_failed(k, err, "");
+  if (part != IS_PART_PRESENT && is_launch_rows(k, d, &b, direct)) return is_failed(k, err, "");
   if (capturing) return DEVICE_IS_OK;
   if (device_runtime_sync(k->rt)) return is_failed(k, err, "IndexShare kernels");
   if (part == IS_PART_ALL) k->warmed = 1;
@@ -415,6 +426,7 @@ static int is_run(device_index_share *k, const index_share_dims *d,
   k->last = b;
   k->last_stages = part == IS_PART_PRESENT ? IS_STAGES_PRESENT : (1u << DEVICE_IS_STAGE_COUNT) - 1u;
   if (!b.score_trace) k->last_stages &= ~IS_STAGE_BIT(DEVICE_IS_STAGE_SCORES);
+  if (!built && part != IS_PART_ROWS) k->last_stages &= ~IS_STAGES_PRESENT;
   return DEVICE_IS_OK;
 }
 

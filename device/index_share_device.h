@@ -144,8 +144,12 @@ const char *device_index_share_stage_name(int stage);
 /*
 ** Trace on: later executes also keep each row's raw scores in the pooled
 ** "score_trace" slot, which the rows kernel otherwise overwrites with exps
-** (and Scores cannot be copied).  Off (the default) passes the kernel NULL:
-** the production launch, the one to capture.
+** (and Scores cannot be copied), and build the present even where nothing
+** reads it.  Off (the default) passes the kernel NULL: the production
+** launch, the one to capture.  There the fast variant skips the present
+** builds of a growing present with one output (the present is then pooled
+** scratch, and its rows gather past and current directly), so PresentKey
+** and PresentValue cannot be copied either.
 */
 void device_index_share_set_trace(device_index_share *k, int on);
 

@@ -89,9 +89,9 @@ int device_index_share_stage_copy(device_index_share *k, int stage, tensor *out,
   memset(out, 0, sizeof *out);
   memset(&indices, 0, sizeof indices);
   if (stage < 0 || stage >= DEVICE_IS_STAGE_COUNT || !(k->last_stages & IS_STAGE_BIT(stage))) {
-    snprintf(err, err_len, "stage %s was not computed by the last eager call%s",
-             device_index_share_stage_name(stage),
-             stage == DEVICE_IS_STAGE_SCORES && !k->trace ? " (Scores needs the trace on)" : "");
+    const int needs_trace = stage == DEVICE_IS_STAGE_SCORES || stage <= DEVICE_IS_STAGE_PRESENT_VALUE;
+    snprintf(err, err_len, "stage %s was not computed by the last eager call%s", device_index_share_stage_name(stage),
+             needs_trace && !k->trace ? " (it needs the trace on)" : "");
     return -1;
   }
   src = is_stage_source(k, stage, out);

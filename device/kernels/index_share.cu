@@ -13,6 +13,12 @@
 **   index_share_rows              attention, one block per tile of heads of one
 **   index_share_rows_one          (b, query) sharing a kv head and index row:
 **                                 tiles of IS_ROW_HEADS heads, or of one.
+** For a growing present the rows kernels gather K and V straight from past
+** and current, the rows the present would copy, so the launcher builds the
+** present only where it is seen: as outputs, or as the traced launch's
+** stage payloads.  (An f16/bf16 NaN so reaches the rows with its payload,
+** not the copy's canonical one; it only enters products, and the f16/bf16
+** store of Y canonicalises, as does the comparison: DESIGN.md.)
 **
 ** Arithmetic: every float reduction keeps the oracle's order.
 **   score_s = sum over d ascending, in ONE thread, from 0.0f, of
@@ -485,8 +491,9 @@ static __device__ __forceinline__ void is_row_tile_run(const is_row_args &a, is_
 template <int EB, int HT>
 static __device__ __forceinline__ void is_rows_run(const is_row_args &a) {
   /* 16-byte copies need every row to start on 16 bytes */
-  const bool vec = a.head_size * EB % 16 == 0 && ((unsigned long long)a.present_key & 15) == 0 &&
-                   ((unsigned long long)a.present_value & 15) == 0;
+  const unsigned long long addr = (unsigned long long)a.key_lo | (unsigned long long)a.key_hi |
+                                  (unsigned long long)a.value_lo | (unsigned long long)a.value_hi;
+  const bool vec = a.head_size * EB % 16 == 0 && (addr & 15) == 0;
   const long long tiles = is_row_tiles(a, HT);
   long long i;
   for (i = blockIdx.x; i < tiles; i += gridDim.x) is_row_tile_run<EB, HT>(a, is_row_tile_at(a, HT, i), vec);
@@ -496,7 +503,8 @@ static __device__ __forceinline__ void is_rows_run(const is_row_args &a) {
 ** Y [B, N, Sq, D], one tile of tile_heads heads a block (see above); a
 ** row's selections are the columns of its index row (head qh, or 0 when
 ** index_heads is 1) before the first -1.  K and V are the present [B,
-** kv_heads, cache_seq, D], head qh / group.  scores is [B * N * Sq, width]
+** kv_heads, cache_seq, D], head qh / group, in the two parts is_row_params
+** describes (past and current, or the present whole).  scores is [B * N * Sq, width]
 ** f32 scratch: scores, then exps, then probabilities; score_trace (NULL:
 ** off) has the same layout and keeps the scores.  The parameters come as
 ** one __grid_constant__ block (index_share_abi.h says why).

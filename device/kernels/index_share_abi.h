@@ -59,17 +59,25 @@ IS_ABI_FN long long is_row_tile_count(long long batch, long long q_heads, long l
 ** memory, and every use in the inner loops was a load.  Only pointers,
 ** long long, float and int, in an order without padding holes, so that
 ** the C launcher and NVRTC lay it out alike (both sides check the size).
+**
+** K and V come in two parts along the sequence: for each (b, kv head),
+** cache rows below lo_seq are rows of key_lo / value_lo [B, kv_heads,
+** lo_seq, D] and the rest rows of key_hi / value_hi [B, kv_heads, cache_seq
+** - lo_seq, D].  A growing present's launch passes past and current, so
+** the rows gather the very rows the present copies (no copy needs to run
+** first, and in production none runs: index_share_device.c); a present
+** built first, or fed, is passed whole as the low part (lo_seq = cache_seq).
 */
 struct is_row_params {
-  const void *query, *present_key, *present_value, *indices, *bias;
+  const void *query, *key_lo, *key_hi, *value_lo, *value_hi, *indices, *bias;
   float *scores, *score_trace;
   void *y;
   long long bd0, bd1, bd2, bd3, batch, q_heads, kv_heads, group, q_seq, cache_seq, head_size;
-  long long index_heads, width;
+  long long index_heads, width, lo_seq;
   float sqrt_scale;
   int index_is_i64, has_bias, storage, tile_heads, pad; /* pad: 0, so that the size is a multiple of 8 */
 };
-#define IS_ROW_PARAMS_BYTES (8 * 8 + 13 * 8 + 6 * 4)
+#define IS_ROW_PARAMS_BYTES (10 * 8 + 14 * 8 + 6 * 4)
 
 /* Storage of every floating tensor (the contract makes them all one dtype). */
 #define IS_STORAGE_F32 0

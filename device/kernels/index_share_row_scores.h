@@ -12,15 +12,15 @@
 /*
 ** A warp's next slice into registers: lanes 8j .. 8j + 7 load one row's 128
 ** bytes (row 4i + j in load i), so each load is four whole lines.  pass is
-** the slab at the slice's first dim; row_bytes the present's row pitch.
+** the slab at the slice's first dim.
 */
-static __device__ __forceinline__ void is_kfetch(uint4 (&r)[8], const unsigned char *pass, int key,
-                                                 int row_bytes, int nbytes, int lane) {
+static __device__ __forceinline__ void is_kfetch(uint4 (&r)[8], const is_kv_slab &pass, int key, int nbytes,
+                                                 int lane) {
   const int u = lane & 7;
 #pragma unroll
   for (int i = 0; i < 8; i++) {
     const int k = __shfl_sync(IS_FULL_MASK, key, 4 * i + (lane >> 3));
-    if (u * 16 < nbytes) r[i] = __ldg((const uint4 *)(pass + (long long)k * row_bytes) + u);
+    if (u * 16 < nbytes) r[i] = __ldg((const uint4 *)is_slab_row(pass, k) + u);
   }
 }
 
@@ -34,12 +34,11 @@ static __device__ __forceinline__ void is_kstore(uint4 *kbuf, const uint4 (&r)[8
 
 /* Rows that are not 16-byte aligned: element by element, same layout. */
 template <int EB>
-static __device__ void is_kcopy(uint4 *kbuf, const unsigned char *pass, int key, int row_bytes,
-                                int nd, int lane) {
+static __device__ void is_kcopy(uint4 *kbuf, const is_kv_slab &pass, int key, int nd, int lane) {
   for (int rr = 0; rr < 32; rr++) {
     const int k = __shfl_sync(IS_FULL_MASK, key, rr);
     unsigned char *dst = (unsigned char *)(kbuf + rr * IS_KROW_UNITS);
-    const unsigned char *src = pass + (long long)k * row_bytes;
+    const unsigned char *src = is_slab_row(pass, k);
     for (int e = lane; e < nd; e += 32) is_copy_elem<EB>(dst + e * EB, src + e * EB);
   }
 }
@@ -102,7 +101,7 @@ static __device__ __forceinline__ void is_row_scores(const is_row_args &a, const
   const int valid = (int)t.valid, ngroups = (valid + 31) / 32;
   const int my_groups = warp < ngroups ? (ngroups - 1 - warp) / IS_ROW_WARPS + 1 : 0;
   const int row_bytes = (int)(a.head_size * EB);
-  const unsigned char *kslab = (const unsigned char *)a.present_key + t.kv_base * row_bytes;
+  const is_kv_slab kslab = is_slab_of(a, a.key_lo, a.key_hi, t.bh, row_bytes);
   const bool f16 = a.storage == IS_STORAGE_F16;
   const void *query = a.query;
   uint4 *kbuf = is_sh.u.score.k[warp];
@@ -115,7 +114,7 @@ static __device__ __forceinline__ void is_row_scores(const is_row_args &a, const
     const int dq = (int)is_min_ll(QDIMS, a.head_size - d0), nchunk = (dq + DCW - 1) / DCW;
     const int nit = my_groups * nchunk;
     const bool last = d0 + dq == a.head_size;
-    const unsigned char *kpass = kslab + d0 * EB;
+    const is_kv_slab kpass = is_slab_at(kslab, (int)(d0 * EB));
     int key[3], it, c, g, fc, fq; /* key[k]: the lane's key in the warp's group g + k * IS_ROW_WARPS */
     uint4 r[AHEAD][8];               /* slices it .. it + AHEAD - 1, oldest first */
     float acc[HT];
@@ -139,7 +138,7 @@ static __device__ __forceinline__ void is_row_scores(const is_row_args &a, const
     for (int k = 0; k < AHEAD; k++)
       if (k < nit) {
         if (vec)
-          is_kfetch(r[k], kpass + fc * IS_KCHUNK_BYTES, fq == 0 ? key[0] : key[1], row_bytes,
+          is_kfetch(r[k], is_slab_at(kpass, fc * IS_KCHUNK_BYTES), fq == 0 ? key[0] : key[1],
                     is_slice_dims(dq, fc, DCW) * EB, lane);
         if (++fc == nchunk) fc = 0, fq++;
       }
@@ -155,7 +154,7 @@ static __device__ __forceinline__ void is_row_scores(const is_row_args &a, const
       if (vec)
         is_kstore(kbuf, r[0], nd * EB, lane);
       else
-        is_kcopy<EB>(kbuf, kpass + c * IS_KCHUNK_BYTES, key[0], row_bytes, nd, lane);
+        is_kcopy<EB>(kbuf, is_slab_at(kpass, c * IS_KCHUNK_BYTES), key[0], nd, lane);
       __syncwarp();
       if (vec) { /* the next slices fly while this one is summed */
 #pragma unroll
@@ -163,8 +162,8 @@ static __device__ __forceinline__ void is_row_scores(const is_row_args &a, const
 #pragma unroll
           for (int i = 0; i < 8; i++) r[k][i] = r[k + 1][i];
         if (it + AHEAD < nit)
-          is_kfetch(r[AHEAD - 1], kpass + fc * IS_KCHUNK_BYTES, fq == 0 ? key[0] : fq == 1 ? key[1] : key[2],
-                    row_bytes, is_slice_dims(dq, fc, DCW) * EB, lane);
+          is_kfetch(r[AHEAD - 1], is_slab_at(kpass, fc * IS_KCHUNK_BYTES),
+                    fq == 0 ? key[0] : fq == 1 ? key[1] : key[2], is_slice_dims(dq, fc, DCW) * EB, lane);
         if (++fc == nchunk) fc = 0, fq++;
       }
       if (EB == 2 && f16)

@@ -11,14 +11,14 @@
 
 /*
 ** One pass over dims [d0, d0 + dn): stages of `keys` keys, each a row slice
-** of row_bytes from the present (pitch bytes a row, pass at dim d0).  A
+** of row_bytes from V's rows (src, at dim d0).  A
 ** thread's 16-byte pieces j (at most two: IS_VSTAGE_BYTES / 16 / threads)
 ** are (key piece_s[j], unit piece_u[j]) of every stage, its probability
 ** (head prob_h, key prob_s).
 */
 struct is_vplan {
-  const unsigned char *pass;
-  int dn, row_bytes, pitch, keys, units, stages;
+  is_kv_slab src;
+  int dn, row_bytes, keys, units, stages;
   int piece_s[2], piece_u[2], prob_h, prob_s;
 };
 
@@ -59,13 +59,11 @@ static __device__ __forceinline__ void is_vissue(const is_row_args &a, const is_
 #pragma unroll
     for (int j = 0; j < 2; j++)
       if (p.piece_s[j] < kn)
-        is_cp16(vd + p.piece_s[j] * p.row_bytes + p.piece_u[j] * 16,
-                p.pass + (long long)vkey[j] * p.pitch + p.piece_u[j] * 16);
+        is_cp16(vd + p.piece_s[j] * p.row_bytes + p.piece_u[j] * 16, is_slab_row(p.src, vkey[j]) + p.piece_u[j] * 16);
   } else {
     for (int idx = threadIdx.x; idx < kn * p.dn; idx += IS_ROW_THREADS) {
       const int s = idx / p.dn, dl = idx - s * p.dn;
-      is_copy_elem<EB>(vd + s * p.row_bytes + dl * EB,
-                       p.pass + (long long)is_lane_key(a, t, k0 + s) * p.pitch + dl * EB);
+      is_copy_elem<EB>(vd + s * p.row_bytes + dl * EB, is_slab_row(p.src, is_lane_key(a, t, k0 + s)) + dl * EB);
     }
   }
   if (p.prob_h < t.nh && p.prob_s < kn)
@@ -154,13 +152,13 @@ static __device__ __forceinline__ void is_row_values(const is_row_args &a, const
                                                      bool vec) {
   const int tid = threadIdx.x, valid = (int)t.valid;
   const bool f16 = a.storage == IS_STORAGE_F16;
+  const is_kv_slab vslab = is_slab_of(a, a.value_lo, a.value_hi, t.bh, (int)(a.head_size * EB));
   is_vplan p;
   long long d0;
-  p.pitch = (int)(a.head_size * EB);
   for (d0 = 0; d0 < a.head_size; d0 += IS_ROW_THREADS) {
     float acc[HT];
     int vkey[2], i;
-    p.pass = (const unsigned char *)a.present_value + t.kv_base * p.pitch + d0 * EB;
+    p.src = is_slab_at(vslab, (int)(d0 * EB));
     p.dn = (int)is_min_ll(IS_ROW_THREADS, a.head_size - d0);
     p.row_bytes = p.dn * EB;
     p.keys = IS_VSTAGE_BYTES / p.row_bytes < IS_VKEYS ? IS_VSTAGE_BYTES / p.row_bytes : IS_VKEYS;

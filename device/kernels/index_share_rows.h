@@ -76,11 +76,42 @@ static_assert(IS_QS_FLOATS / IS_ROW_HEADS % 64 == 0, "q passes end on whole key 
 typedef is_row_params is_row_args;
 static_assert(sizeof(is_row_args) == IS_ROW_PARAMS_BYTES, "the launcher lays the parameter block out alike");
 
-/* Head h of a tile is q head h0 + h, output row row0 + h * q_seq. */
+/* Head h of a tile is q head h0 + h, output row row0 + h * q_seq; bh its (b, kv head). */
 struct is_row_tile {
-  long long b, qi, h0, row0, irow, kv_base, valid;
+  long long b, qi, h0, row0, irow, bh, valid;
   int nh;
 };
+
+/*
+** One (b, kv head)'s K or V rows in their two parts (is_row_params): row key
+** is lo's row key below split, else hi's row key - split.  Both point at the
+** same byte of their first row (a pass's first dim), pitch bytes a row.
+*/
+struct is_kv_slab {
+  const unsigned char *lo, *hi;
+  int split, pitch;
+};
+
+static __device__ __forceinline__ is_kv_slab is_slab_of(const is_row_args &a, const void *lo, const void *hi,
+                                                        long long bh, int pitch) {
+  is_kv_slab s;
+  s.split = (int)a.lo_seq;
+  s.pitch = pitch;
+  s.lo = (const unsigned char *)lo + bh * a.lo_seq * pitch;
+  s.hi = (const unsigned char *)hi + bh * (a.cache_seq - a.lo_seq) * pitch;
+  return s;
+}
+
+/* The slab moved on by bytes within its rows (to a later dim). */
+static __device__ __forceinline__ is_kv_slab is_slab_at(is_kv_slab s, int bytes) {
+  s.lo += bytes;
+  s.hi += bytes;
+  return s;
+}
+
+static __device__ __forceinline__ const unsigned char *is_slab_row(const is_kv_slab &s, int key) {
+  return key < s.split ? s.lo + (long long)key * s.pitch : s.hi + (long long)(key - s.split) * s.pitch;
+}
 
 /* One block's shared memory; the phases of a tile reuse the union in turn. */
 struct is_row_shared {
@@ -214,7 +245,7 @@ static __device__ __forceinline__ is_row_tile is_row_tile_at(const is_row_args &
   }
   t.row0 = (t.b * a.q_heads + t.h0) * a.q_seq + t.qi;
   t.irow = ((t.b * a.index_heads + ih) * a.q_seq + t.qi) * a.width;
-  t.kv_base = (t.b * a.kv_heads + kvh) * a.cache_seq;
+  t.bh = t.b * a.kv_heads + kvh;
   t.valid = 0;
   return t;
 }
