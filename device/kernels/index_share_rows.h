@@ -84,11 +84,16 @@ struct is_row_tile {
 
 /*
 ** One (b, kv head)'s K or V rows in their two parts (is_row_params): row key
-** is lo's row key below split, else hi's row key - split.  Both point at the
-** same byte of their first row (a pass's first dim), pitch bytes a row.
+** is lo's row key below split, else hi's row key - split.  Addresses as
+** integers: hi is where hi's row -split would start (never dereferenced),
+** so that a row is one choice of base and one multiply-add.  Computing both
+** rows' addresses and choosing one had cost the rows kernels 5% more
+** instructions and, under ncu, 9% (one-head tiles, B = 1) to 20% (B = 64)
+** more time (docs/SPEED.md, eleventh round).  Both are at the same byte of
+** a row (a pass's first dim).
 */
 struct is_kv_slab {
-  const unsigned char *lo, *hi;
+  unsigned long long lo, hi;
   int split, pitch;
 };
 
@@ -97,20 +102,21 @@ static __device__ __forceinline__ is_kv_slab is_slab_of(const is_row_args &a, co
   is_kv_slab s;
   s.split = (int)a.lo_seq;
   s.pitch = pitch;
-  s.lo = (const unsigned char *)lo + bh * a.lo_seq * pitch;
-  s.hi = (const unsigned char *)hi + bh * (a.cache_seq - a.lo_seq) * pitch;
+  s.lo = (unsigned long long)lo + (unsigned long long)(bh * a.lo_seq * pitch);
+  s.hi = (unsigned long long)hi + (unsigned long long)((bh * (a.cache_seq - a.lo_seq) - a.lo_seq) * pitch);
   return s;
 }
 
 /* The slab moved on by bytes within its rows (to a later dim). */
 static __device__ __forceinline__ is_kv_slab is_slab_at(is_kv_slab s, int bytes) {
-  s.lo += bytes;
-  s.hi += bytes;
+  s.lo += (unsigned long long)bytes;
+  s.hi += (unsigned long long)bytes;
   return s;
 }
 
 static __device__ __forceinline__ const unsigned char *is_slab_row(const is_kv_slab &s, int key) {
-  return key < s.split ? s.lo + (long long)key * s.pitch : s.hi + (long long)(key - s.split) * s.pitch;
+  const unsigned long long base = key < s.split ? s.lo : s.hi;
+  return (const unsigned char *)(base + (unsigned long long)((long long)key * s.pitch));
 }
 
 /* One block's shared memory; the phases of a tile reuse the union in turn. */
