@@ -245,6 +245,7 @@ Test(cli, over_budget_case_is_refused_with_a_clear_message) {
 
 Test(cli, bench_prints_oracle_figures_and_says_what_needs_a_gpu) {
   static char out[8192];
+  const char *line;
   outcome *o = RUN(NULL, "bench", "--filter", "*B=1");
   cr_expect_eq(o->status, 0, "%s", o->err);
   snprintf(out, sizeof out, "%.8000s", o->out); /* RUN reuses one outcome */
@@ -255,6 +256,14 @@ Test(cli, bench_prints_oracle_figures_and_says_what_needs_a_gpu) {
   cr_expect(!strstr(out, "B=64"), "--filter keeps the B=1 shapes only: %s", out);
   /* the floor of ratio-4 scoring at 64K, B=1: 268 MFLOP at 33.5 T/s, the "about 8 us" */
   cr_expect(strstr(out, "8.11"), "%s", out);
+  /*
+  ** IndexShare's, heads 64, B=1: its FP32 work, 101 M instructions (3.02 us);
+  ** its bytes are the gathered rows (1.76 us), not the two present copies a
+  ** one-output step no longer makes (5.25 us with them)
+  */
+  line = strstr(out, "IndexShare decode step      K=2048, heads 64, B=1 ");
+  cr_assert_not_null(line, "%s", out);
+  cr_expect(strstr(line, " 3.02 ") != NULL && strstr(line, " 3.02 ") < strchr(line, '\n'), "%.200s", line);
   if (strstr(RUN(NULL, "--version")->out, "gpu none")) cr_expect(strstr(out, "device figures need a GPU") != NULL);
   cr_expect_eq(RUN(NULL, "bench", "--runs", "5")->status, 2, "fewer than 20 runs is refused");
   cr_expect_eq(RUN(NULL, "bench", "--variant", "quick")->status, 2, "an unknown variant is refused");
