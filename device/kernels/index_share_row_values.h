@@ -11,10 +11,9 @@
 
 /*
 ** One pass over dims [d0, d0 + dn): stages of `keys` keys, each a row slice
-** of row_bytes from V's rows (src, at dim d0).  A
-** thread's 16-byte pieces j (at most two: IS_VSTAGE_BYTES / 16 / threads)
-** are (key piece_s[j], unit piece_u[j]) of every stage, its probability
-** (head prob_h, key prob_s).
+** of row_bytes from V's rows (src, at dim d0).  A thread's 16-byte pieces j
+** (at most two: IS_VSTAGE_BYTES / 16 / threads) are (key piece_s[j], unit
+** piece_u[j]) of every stage, its probability (head prob_h, key prob_s).
 */
 struct is_vplan {
   is_kv_slab src;
