@@ -159,7 +159,10 @@ Test(index_share_stages, stage_copy_and_stage_runs_keep_their_contract) {
     const int readable = p == DEVICE_IS_STAGE_PROBABILITIES || p == DEVICE_IS_STAGE_Y;
     int rc = device_index_share_stage_copy(k, p, &got, err, sizeof err);
     cr_expect_eq(rc == 0, readable, "stage %s untraced: rc %d (%s)", device_index_share_stage_name(p), rc, err);
-    if (!readable) cr_expect(strstr(err, "trace") != NULL, "the refusal names the trace: %s", err);
+    if (!readable) {
+      cr_expect(strstr(err, "trace") != NULL, "the refusal names the trace: %s", err);
+      cr_expect_null(got.data, "a refused stage leaves out empty");
+    }
     tensor_free(&got);
   }
 
