@@ -137,6 +137,8 @@ void bench_line_emit(const bench_opts *o, const bench_line *l) {
          cell(c[5], 32, floor_us > 0, floor_us, "%.2f"),
          cell(c[6], 32, f->have && f->median_us > 0 && floor_us > 0, floor_us / f->median_us, "%.3f"),
          cell(c[7], 32, l->oracle_ms >= 0, l->oracle_ms, "%.2f"));
+  if (o->targets)
+    report_target_log_add(o->targets, l->kernel, l->shape, f->have, f->median_us, r->have, r->median_us);
   for (v = 0; v < DEVICE_VARIANT_COUNT && o->rec && o->rec->db; v++) {
     const bench_time *t = &l->t[v];
     store_bench_row row = {.kernel = l->kernel, .variant = device_variant_name((device_variant)v),

@@ -11,6 +11,7 @@
 
 #include "device/device_variant.h"
 #include "device/runtime.h"
+#include "reports/report_targets.h"
 #include "harness/device_io.h"
 #include "harness/session.h"
 #include "harness/store.h"
@@ -63,6 +64,7 @@ typedef struct bench_opts {
   const char *filter;   /* --filter GLOB over bench_shape_label's text, NULL: every shape */
   session *ses;         /* ses->have_device: device figures at all */
   bench_record *rec;
+  report_target_log *targets; /* each line's verdict against issue 8's targets, NULL: none kept */
 } bench_opts;
 
 /* One variant's figure for a line: median and minimum replay, in microseconds. */
@@ -94,7 +96,8 @@ void bench_print_header(void);
 /*
 ** Prints l (fast and reference medians and minima, the speedup of fast
 ** over reference, the floor and fast's fraction of it; "-" for what was not
-** measured) and records one bench row per variant with a time.
+** measured), records one bench row per variant with a time, and adds its
+** verdict to o->targets when a target applies (report_targets.h).
 */
 void bench_line_emit(const bench_opts *o, const bench_line *l);
 

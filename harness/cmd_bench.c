@@ -21,6 +21,7 @@
 #include "harness/commands.h"
 #include "harness/exit_codes.h"
 #include "harness/session.h"
+#include "reports/report_targets.h"
 #include "reports/report_trend.h"
 
 #include <stdio.h>
@@ -30,7 +31,8 @@ static const char bench_help[] =
     "usage: bitgate bench [--runs N] [--variant fast|reference|both] [--filter GLOB]\n"
     "                     [--timing held|submit] [--db PATH]\n"
     "       bitgate bench --trend [--last N] [--variant V] [--filter GLOB]\n"
-    "                     [--timing held|submit|sync] [--db PATH]\n\n"
+    "                     [--timing held|submit|sync] [--db PATH]\n"
+    "       bitgate bench --targets [--run ID|latest] [--db PATH]\n\n"
     "Times, with the fast and the reference kernels side by side, each stage of a\n"
     "CSA decode step (S = 1, 64 heads, FP8 cache) and the whole step: ratio 128 at\n"
     "positions 4096 and 65536 (B = 1); ratio 4 with 64 index heads and topk 512\n"
@@ -42,6 +44,9 @@ static const char bench_help[] =
     "Columns: speedup = reference / fast; floor = the larger of the FP32 work at\n"
     "33.5 T instructions/s and the bytes at 4.8 TB/s (an H200); 'of floor' =\n"
     "floor / fast.  --variant fast or reference times one of them only.\n"
+    "Under the table, each line that issue 8 sets a target for gets a verdict:\n"
+    "the target (a ceiling on fast's median, or a floor on the speedup, which\n"
+    "needs --variant both), the figure, and 'reached' or how far off and why.\n"
     "--filter GLOB keeps the shapes whose label matches: 'csa128 pos 4096, B=1',\n"
     "'csa4 pos 65536, B=64', 'IndexShare K=2048, heads 128, B=1', ...\n\n"
     "--timing held (the default) holds the stream with a spinning one-thread kernel\n"
@@ -61,12 +66,22 @@ static const char bench_help[] =
     "and minimum, and the median's change against the figure before and the\n"
     "first one shown.  --last N (default 10) shows a series' latest N; --filter\n"
     "matches 'KERNEL, SHAPE' ('csa4 sink attention, pos 65536, B=1', so\n"
-    "'*sink attention*B=1'); --variant and --timing keep one (default: all).\n\n" EXIT_CODES_HELP;
+    "'*sink attention*B=1'); --variant and --timing keep one (default: all).\n\n"
+    "--targets times nothing and needs no GPU: it prints the verdicts of one\n"
+    "recorded bench run (--run, default the latest) against issue 8's targets,\n"
+    "as a run on a GPU prints them under its table.\n\n" EXIT_CODES_HELP;
 
 /* --trend: the recorded figures of db, read-only (reports/report_trend.h). */
 static int bench_trend(const char *db, const report_trend_opts *t) {
   char err[1024];
   if (report_trend_write(db, t, stdout, err, sizeof err) != 0) return cli_env_error("bench", "%s", err);
+  return EXIT_CODE_PASS;
+}
+
+/* --targets: the verdicts of one recorded run of db, read-only (reports/report_targets.h). */
+static int bench_targets(const char *db, const char *run) {
+  char err[1024];
+  if (report_targets_write(db, run, stdout, err, sizeof err) != 0) return cli_env_error("bench", "%s", err);
   return EXIT_CODE_PASS;
 }
 
@@ -78,9 +93,11 @@ int cmd_bench(int argc, char **argv) {
   session ses;
   bench_record rec = {NULL, 0, 0};
   bench_opts o;
+  static report_target_log targets; /* 32 KB: kept off the stack */
   unsigned long long last = 10;
-  const char *v, *db = "bitgate.db", *runs_arg = NULL, *last_arg = NULL, *timing_arg = NULL;
-  int i, r, status, trend = 0;
+  const char *v, *db = "bitgate.db", *runs_arg = NULL, *last_arg = NULL, *timing_arg = NULL, *run_arg = NULL;
+  const char *variant_arg = NULL;
+  int i, r, status, trend = 0, targets_only = 0;
   memset(&o, 0, sizeof o);
   o.variants = 1u << DEVICE_VARIANT_FAST | 1u << DEVICE_VARIANT_REFERENCE;
   for (i = 1; i < argc; i++) {
@@ -92,6 +109,10 @@ int cmd_bench(int argc, char **argv) {
       runs_arg = v;
     } else if (!strcmp(argv[i], "--trend")) {
       trend = 1;
+    } else if (!strcmp(argv[i], "--targets")) {
+      targets_only = 1;
+    } else if ((r = cli_option_value("bench", argc, argv, &i, "--run", &run_arg)) != 0) {
+      if (r < 0) return EXIT_CODE_USAGE;
     } else if ((r = cli_option_value("bench", argc, argv, &i, "--last", &last_arg)) != 0) {
       if (r < 0) return EXIT_CODE_USAGE;
       if (cli_parse_u64(last_arg, &last) || last < 1 || last > 1000000)
@@ -99,6 +120,7 @@ int cmd_bench(int argc, char **argv) {
     } else if ((r = cli_option_value("bench", argc, argv, &i, "--variant", &v)) != 0) {
       device_variant one;
       if (r < 0) return EXIT_CODE_USAGE;
+      variant_arg = v;
       if (!strcmp(v, "both")) o.variants = 1u << DEVICE_VARIANT_FAST | 1u << DEVICE_VARIANT_REFERENCE;
       else if (device_variant_parse(v, &one) == 0) o.variants = 1u << one;
       else return cli_usage_error("bench", "--variant '%s': expected fast, reference or both", v);
@@ -112,6 +134,13 @@ int cmd_bench(int argc, char **argv) {
       return cli_usage_error("bench", "unknown argument '%s'", argv[i]);
     }
   }
+  if (targets_only) {
+    const char *stray = trend ? "--trend" : runs_arg ? "--runs" : last_arg ? "--last" : variant_arg ? "--variant"
+                        : timing_arg ? "--timing" : o.filter ? "--filter" : NULL;
+    if (stray) return cli_usage_error("bench", "%s: --targets reads one recorded run, whole", stray);
+    return bench_targets(db, run_arg);
+  }
+  if (run_arg) return cli_usage_error("bench", "--run '%s' needs --targets", run_arg);
   if (trend) {
     const report_trend_opts t = {
         .filter = o.filter,
@@ -136,14 +165,18 @@ int cmd_bench(int argc, char **argv) {
   o.runs = (int)runs;
   o.ses = &ses;
   o.rec = &rec;
+  o.targets = &targets;
   bench_print_header();
   status = bench_csa_lines(&o);
   status = worse(status, bench_index_share_lines(&o));
-  if (!ses.have_device) printf("device figures need a GPU: %s\n", ses.device_reason);
-  else
+  if (!ses.have_device) {
+    printf("device figures need a GPU: %s\n", ses.device_reason);
+  } else {
     printf("device: median and min of %llu CUDA-event-timed replays of the captured stage or step, %s\n", runs,
            o.timing == BENCH_TIMING_HELD ? "held (the GPU's run of the graph alone)"
                                          : "submit (with the host's cudaGraphLaunch)");
+    report_target_log_print(&targets, stdout);
+  }
   status = bench_record_end(&rec, db, status);
   session_close(&ses);
   return status;

@@ -1,0 +1,235 @@
+/*
+** report_targets.c: issue 8's targets as bench lines name them, the
+** verdicts report_targets.h describes, and the same verdicts from a results
+** database's recorded figures.
+*/
+#include "reports/report_targets.h"
+#include "reports/report.h"
+
+#include <fnmatch.h>
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define COMPRESSOR_WHY                                                                                     \
+  "one record's latency chain: the carry and cursor loads, the pool's exps, the cluster barrier, the "     \
+  "ordered RMS chain, the quantizer (docs/SPEED.md, tenth and twelfth rounds)"
+#define ATTENTION_WHY                                                                                       \
+  "four dependent passes: the graph's first launch and three kernel boundaries (about 6 us), each pass's " \
+  "dependent loads, and 512- and 640-term ordered chains on one or two warps a scheduler "                 \
+  "(docs/SPEED.md, ninth and twelfth rounds)"
+
+/*
+** The issue's numbers ("Numbers it must reach"), at the shapes it names:
+** scoring + top-k at 64K, attention at B = 1 and 64 for both ratios, every
+** compressor line, IndexShare at K = 2048.
+*/
+static const report_target targets[] = {
+    {"csa4 scoring + top-k", "pos 65536, B=1", REPORT_TARGET_MAX_US, 60.0,
+     "the index scoring's FP32 chains and the selection's cluster barriers (docs/SPEED.md)"},
+    {"csa4 scoring + top-k", "pos 65536, B=64", REPORT_TARGET_MAX_US, 2000.0,
+     "the index scoring's FP32 work, 4.5x its floor (docs/SPEED.md)"},
+    {"csa4 sink attention", "*, B=1", REPORT_TARGET_MAX_US, 20.0, ATTENTION_WHY},
+    {"csa128 sink attention", "*, B=1", REPORT_TARGET_MAX_US, 20.0, ATTENTION_WHY},
+    {"csa4 sink attention", "*, B=64", REPORT_TARGET_MAX_US, 600.0,
+     "the gather and the softmax's serial sums beside the wide tiles (docs/SPEED.md)"},
+    {"csa128 sink attention", "*, B=64", REPORT_TARGET_MAX_US, 600.0,
+     "the gather and the softmax's serial sums beside the wide tiles (docs/SPEED.md)"},
+    {"csa128 compression", "*", REPORT_TARGET_MIN_SPEEDUP, 50.0, COMPRESSOR_WHY},
+    {"csa4 main compression", "*", REPORT_TARGET_MIN_SPEEDUP, 50.0, COMPRESSOR_WHY},
+    {"csa4 index-key compression", "*", REPORT_TARGET_MIN_SPEEDUP, 50.0, COMPRESSOR_WHY},
+    {"IndexShare decode step", "K=2048, *", REPORT_TARGET_MIN_SPEEDUP, 10.0,
+     "the rows kernel's gathers and ordered chains (docs/SPEED.md, eleventh round)"},
+};
+
+const report_target *report_target_find(const char *kernel, const char *shape) {
+  size_t i;
+  for (i = 0; i < sizeof targets / sizeof targets[0]; i++)
+    if (!strcmp(targets[i].kernel, kernel) && fnmatch(targets[i].shape_glob, shape, 0) == 0) return &targets[i];
+  return NULL;
+}
+
+int report_target_verdict(const char *kernel, const char *shape, int have_fast, double fast_us, int have_ref,
+                          double ref_us, char *buf, size_t len, const char **why) {
+  const report_target *t = report_target_find(kernel, shape);
+  char goal[32];
+  double figure, off;
+  buf[0] = '\0';
+  *why = NULL;
+  if (!t) return 0;
+  if (t->kind == REPORT_TARGET_MAX_US) {
+    snprintf(goal, sizeof goal, "<= %g us", t->value);
+    if (!have_fast || fast_us <= 0) {
+      snprintf(buf, len, "%-10s %s, %s: not measured (needs the fast variant's figure)", goal, kernel, shape);
+      return 1;
+    }
+    figure = fast_us;
+    off = fast_us / t->value;
+  } else {
+    snprintf(goal, sizeof goal, ">= %gx", t->value);
+    if (!have_fast || !have_ref || fast_us <= 0) {
+      snprintf(buf, len, "%-10s %s, %s: not measured (needs both variants: --variant both)", goal, kernel,
+               shape);
+      return 1;
+    }
+    figure = ref_us / fast_us;
+    off = t->value / figure;
+  }
+  if (off <= 1.0)
+    snprintf(buf, len, "%-10s %s, %s: %.1f%s, reached", goal, kernel, shape, figure,
+             t->kind == REPORT_TARGET_MAX_US ? " us" : "x");
+  else if (t->kind == REPORT_TARGET_MAX_US)
+    snprintf(buf, len, "%-10s %s, %s: %.1f us, %.1f us over (%.2fx)", goal, kernel, shape, figure,
+             figure - t->value, off);
+  else /* the fast time the speedup needs, from this call's reference figure */
+    snprintf(buf, len, "%-10s %s, %s: %.1fx, short by %.2fx (%gx is %.1f us)", goal, kernel, shape, figure, off,
+             t->value, ref_us / t->value);
+  if (off > 1.0) *why = t->why_short;
+  return 1;
+}
+
+void report_target_log_add(report_target_log *log, const char *kernel, const char *shape, int have_fast,
+                           double fast_us, int have_ref, double ref_us) {
+  char line[sizeof log->line[0] - 8];
+  const char *why;
+  int k;
+  if (!report_target_verdict(kernel, shape, have_fast, fast_us, have_ref, ref_us, line, sizeof line, &why)) return;
+  if (log->n == REPORT_TARGET_LOG_MAX) {
+    log->dropped++;
+    return;
+  }
+  if (!why) {
+    snprintf(log->line[log->n++], sizeof log->line[0], "%s", line);
+    return;
+  }
+  for (k = 0; k < log->n_why && log->why[k] != why; k++) continue; /* each reason printed once, numbered */
+  if (k == log->n_why) log->why[log->n_why++] = why;
+  snprintf(log->line[log->n++], sizeof log->line[0], "%s [%d]", line, k + 1);
+}
+
+void report_target_log_print(const report_target_log *log, FILE *out) {
+  int i;
+  if (!log->n) return;
+  fprintf(out, "targets (issue 8, an H200, the fast variant):\n");
+  for (i = 0; i < log->n; i++) fprintf(out, "  %s\n", log->line[i]);
+  if (log->dropped) fprintf(out, "  (%d more lines had targets; the first %d are shown)\n", log->dropped, log->n);
+  if (log->n_why) fprintf(out, "why short:\n");
+  for (i = 0; i < log->n_why; i++) fprintf(out, "  [%d] %s\n", i + 1, log->why[i]);
+}
+
+/* ---- from a results database ---------------------------------------------------------- */
+
+/* One bench line of a run: both variants' medians. */
+typedef struct recorded_line {
+  char kernel[64], shape[192];
+  int have_fast, have_ref;
+  double fast_us, ref_us;
+} recorded_line;
+
+__attribute__((format(printf, 3, 4))) static int targets_fail(char *err, size_t err_len, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(err, err_len, fmt, ap);
+  va_end(ap);
+  return -1;
+}
+
+/* The bench run run_spec names (a decimal id with bench rows, or latest/NULL): 0, or -1 with err. */
+static int bench_run_resolve(sqlite3 *db, const char *db_path, const char *run_spec, long long *run,
+                             char *err, size_t err_len) {
+  const int latest = !run_spec || !strcmp(run_spec, "latest");
+  sqlite3_stmt *st = NULL;
+  char *end = NULL;
+  long long id = 0;
+  int rc;
+  if (!latest) {
+    id = strtoll(run_spec, &end, 10);
+    if (!*run_spec || *end || id < 1) return targets_fail(err, err_len, "--run '%s' is not a run id or latest", run_spec);
+  }
+  rc = sqlite3_prepare_v2(db, latest ? "SELECT max(run_id) FROM bench" : "SELECT run_id FROM bench WHERE run_id = ?1 LIMIT 1",
+                          -1, &st, NULL);
+  if (rc == SQLITE_OK && !latest) sqlite3_bind_int64(st, 1, id);
+  if (rc == SQLITE_OK) rc = sqlite3_step(st);
+  if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+    targets_fail(err, err_len, "database '%s': reading bench: %s", db_path, sqlite3_errmsg(db));
+    sqlite3_finalize(st);
+    return -1;
+  }
+  *run = rc == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL ? sqlite3_column_int64(st, 0) : 0;
+  sqlite3_finalize(st);
+  if (!*run && !latest) return targets_fail(err, err_len, "--run %lld recorded no bench figures in '%s'", id, db_path);
+  return 0;
+}
+
+/* Run run's lines in the bench's order (its first row's), each with both variants' medians. */
+static int bench_run_lines(sqlite3 *db, const char *db_path, long long run, recorded_line **lines, int *n,
+                           char *err, size_t err_len) {
+  sqlite3_stmt *st = NULL;
+  int rc, i, cap = 0;
+  *lines = NULL, *n = 0;
+  if (sqlite3_prepare_v2(db, "SELECT kernel, shape, variant, median_us FROM bench WHERE run_id = ?1 ORDER BY id", -1,
+                         &st, NULL) != SQLITE_OK)
+    return targets_fail(err, err_len, "database '%s': querying bench: %s", db_path, sqlite3_errmsg(db));
+  sqlite3_bind_int64(st, 1, run);
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    const char *kernel = (const char *)sqlite3_column_text(st, 0), *shape = (const char *)sqlite3_column_text(st, 1);
+    const char *variant = (const char *)sqlite3_column_text(st, 2);
+    recorded_line *l = NULL;
+    if (!kernel || !shape || !variant) continue;
+    for (i = 0; i < *n && !l; i++)
+      if (!strcmp((*lines)[i].kernel, kernel) && !strcmp((*lines)[i].shape, shape)) l = &(*lines)[i];
+    if (!l) {
+      if (*n == cap) {
+        recorded_line *grown = realloc(*lines, (size_t)(cap = cap ? 2 * cap : 32) * sizeof *grown);
+        if (!grown) abort();
+        *lines = grown;
+      }
+      l = &(*lines)[(*n)++];
+      memset(l, 0, sizeof *l);
+      snprintf(l->kernel, sizeof l->kernel, "%s", kernel);
+      snprintf(l->shape, sizeof l->shape, "%s", shape);
+    }
+    if (!strcmp(variant, "fast")) l->have_fast = 1, l->fast_us = sqlite3_column_double(st, 3);
+    else if (!strcmp(variant, "reference")) l->have_ref = 1, l->ref_us = sqlite3_column_double(st, 3);
+  }
+  sqlite3_finalize(st);
+  if (rc != SQLITE_DONE) {
+    free(*lines), *lines = NULL, *n = 0;
+    return targets_fail(err, err_len, "database '%s': reading bench: %s", db_path, sqlite3_errmsg(db));
+  }
+  return 0;
+}
+
+int report_targets_write(const char *db_path, const char *run_spec, FILE *out, char *err, size_t err_len) {
+  static report_target_log log; /* 32 KB: kept off the stack */
+  sqlite3 *db = NULL;
+  recorded_line *lines = NULL;
+  long long run = 0;
+  int schema = 0, n = 0, i, rc = -1;
+  memset(&log, 0, sizeof log);
+  if (report_db_open(db_path, &db, &schema, err, err_len) != REPORT_LOAD_OK) goto done;
+  if (schema < 4) { /* table bench came with schema 4 */
+    fprintf(out, "no bench figures in %s (its schema %d predates them)\n", db_path, schema);
+    rc = 0;
+    goto done;
+  }
+  if (bench_run_resolve(db, db_path, run_spec, &run, err, err_len) != 0) goto done;
+  if (!run) {
+    fprintf(out, "no bench figures in %s (bitgate bench records them when it runs on a GPU)\n", db_path);
+    rc = 0;
+    goto done;
+  }
+  if (bench_run_lines(db, db_path, run, &lines, &n, err, err_len) != 0) goto done;
+  for (i = 0; i < n; i++)
+    report_target_log_add(&log, lines[i].kernel, lines[i].shape, lines[i].have_fast, lines[i].fast_us,
+                          lines[i].have_ref, lines[i].ref_us);
+  fprintf(out, "bench run %lld of %s: %d lines, %d with a target\n", run, db_path, n, log.n + log.dropped);
+  report_target_log_print(&log, out);
+  rc = 0;
+done:
+  free(lines);
+  sqlite3_close(db); /* NULL is a no-op */
+  return rc;
+}

@@ -1,0 +1,197 @@
+/*
+** test_report_targets.c: the verdicts `bitgate bench` prints under its table
+** against issue 8's targets (reports/report_targets.h), on made-up figures
+** at the shapes the bench measures; and `bitgate bench --targets`, the same
+** verdicts from bench rows written through the store API.  No GPU.
+*/
+#include "harness/store.h"
+#include "harness/tests/bitgate_process.h"
+#include "reports/report_targets.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static char g_buf[512];
+static const char *g_why;
+
+static int verdict(const char *kernel, const char *shape, int have_fast, double fast_us, int have_ref,
+                   double ref_us) {
+  return report_target_verdict(kernel, shape, have_fast, fast_us, have_ref, ref_us, g_buf, sizeof g_buf, &g_why);
+}
+
+#define expect_has(text) cr_expect_not_null(strstr(g_buf, text), "'%s' lacks '%s'", g_buf, text)
+#define expect_lacks(text) cr_expect_null(strstr(g_buf, text), "'%s' has '%s'", g_buf, text)
+#define expect_why(text) \
+  cr_expect(g_why && strstr(g_why, text), "why '%s' lacks '%s'", g_why ? g_why : "(none)", text)
+
+Test(report_targets, attention_at_b1_is_held_to_20_us_and_says_how_far_off_and_why) {
+  cr_assert_eq(verdict("csa4 sink attention", "pos 65536, B=1", 1, 30.4, 0, 0), 1);
+  expect_has("<= 20 us");
+  expect_has("30.4 us, 10.4 us over (1.52x)");
+  expect_why("kernel boundaries");
+  expect_lacks("reached");
+  cr_assert_eq(verdict("csa128 sink attention", "pos 4096, B=1", 1, 19.9, 1, 25000.0), 1);
+  expect_has("19.9 us, reached");
+  expect_lacks("over");
+  cr_expect_null(g_why, "a reached target has no reason: %s", g_why);
+}
+
+Test(report_targets, attention_at_b64_is_held_to_600_us) {
+  cr_assert_eq(verdict("csa4 sink attention", "pos 65536, B=64", 1, 453.5, 0, 0), 1);
+  expect_has("<= 600 us");
+  expect_has("453.5 us, reached");
+  cr_assert_eq(verdict("csa4 sink attention", "pos 65536, B=64", 1, 900.0, 0, 0), 1);
+  expect_has("300.0 us over (1.50x)");
+}
+
+Test(report_targets, scoring_targets_apply_at_64k_only) {
+  cr_assert_eq(verdict("csa4 scoring + top-k", "pos 65536, B=1", 1, 54.7, 0, 0), 1);
+  expect_has("<= 60 us");
+  expect_has("reached");
+  cr_assert_eq(verdict("csa4 scoring + top-k", "pos 65536, B=64", 1, 2100.0, 0, 0), 1);
+  expect_has("<= 2000 us");
+  expect_has("100.0 us over (1.05x)");
+  cr_expect_eq(verdict("csa4 scoring + top-k", "pos 4096, B=1", 1, 44.3, 0, 0), 0, "the issue sets no 4K target");
+  cr_expect_str_empty(g_buf);
+}
+
+Test(report_targets, compressor_speedup_needs_both_variants) {
+  cr_assert_eq(verdict("csa4 index-key compression", "pos 65536, B=1", 1, 6.5, 1, 295.2), 1);
+  expect_has(">= 50x");
+  expect_has("45.4x, short by 1.10x (50x is 5.9 us)");
+  expect_why("RMS chain");
+  cr_assert_eq(verdict("csa4 main compression", "pos 4096, B=1", 1, 7.2, 0, 0), 1);
+  expect_has("not measured");
+  expect_has("--variant both");
+  cr_assert_eq(verdict("csa128 compression", "pos 65536, B=1", 1, 18.3, 1, 6467.0), 1);
+  expect_has("353.4x, reached");
+}
+
+Test(report_targets, index_share_speedup_at_k2048) {
+  cr_assert_eq(verdict("IndexShare decode step", "K=2048, heads 64, B=64", 1, 421.8, 1, 5947.3), 1);
+  expect_has(">= 10x");
+  expect_has("14.1x, reached");
+  cr_assert_eq(verdict("IndexShare decode step", "K=2048, heads 128, B=1", 1, 200.0, 1, 1320.9), 1);
+  expect_has("6.6x, short by 1.51x (10x is 132.1 us)");
+}
+
+Test(report_targets, lines_without_a_target_and_missing_figures) {
+  cr_expect_eq(verdict("csa4 state copy", "pos 65536, B=1", 1, 88.9, 0, 0), 0);
+  cr_expect_eq(verdict("csa4 decode step", "pos 65536, B=1", 1, 179.4, 0, 0), 0);
+  cr_assert_eq(verdict("csa4 sink attention", "pos 4096, B=1", 0, 0, 1, 24600.0), 1);
+  expect_has("not measured (needs the fast variant's figure)");
+  cr_expect_null(g_why);
+}
+
+Test(report_targets, the_log_keeps_verdicts_in_line_order_and_counts_what_it_drops) {
+  static report_target_log log;
+  int i;
+  memset(&log, 0, sizeof log);
+  report_target_log_add(&log, "csa4 state copy", "pos 4096, B=1", 1, 9.0, 0, 0); /* no target: not kept */
+  report_target_log_add(&log, "csa4 sink attention", "pos 4096, B=1", 1, 30.6, 0, 0);
+  report_target_log_add(&log, "csa128 sink attention", "pos 4096, B=1", 1, 20.1, 0, 0);
+  cr_assert_eq(log.n, 2);
+  cr_expect_not_null(strstr(log.line[0], "csa4 sink attention, pos 4096, B=1: 30.6 us, 10.6 us over (1.53x) [1]"),
+                     "%s", log.line[0]);
+  cr_expect_not_null(strstr(log.line[1], "csa128 sink attention, pos 4096, B=1: 20.1 us, 0.1 us over (1.01x) [1]"),
+                     "20.1 is over 20 however close, and shares the attention's reason: %s", log.line[1]);
+  cr_expect_eq(log.n_why, 1, "one reason for both attention lines");
+  for (i = 0; i < REPORT_TARGET_LOG_MAX; i++)
+    report_target_log_add(&log, "csa4 sink attention", "pos 65536, B=1", 1, 30.4, 0, 0);
+  cr_expect_eq(log.n, REPORT_TARGET_LOG_MAX);
+  cr_expect_eq(log.dropped, 2);
+}
+
+/* ---- bitgate bench --targets: from a results database -------------------------------- */
+
+static char g_db[512];
+
+/* A bench run holding rows, as cmd_bench records them. */
+static void bench_run(store *s, const store_bench_row *rows, int n) {
+  store_provenance p = {.git_rev = "aaaa1111", .bitgate_version = "0.1.0", .oracle_version = 3,
+                        .numerics_version = 2, .kernel_hash = "kh", .device_name = "NVIDIA H200",
+                        .host = "h200-host", .suite = "bench", .shard = "1/1", .command_line = "bitgate bench"};
+  long long run = 0;
+  int i;
+  cr_assert_eq(store_run_begin(s, &p, &run), 0, "%s", store_errmsg(s));
+  for (i = 0; i < n; i++) cr_assert_eq(store_bench_put(s, run, &rows[i]), 0, "%s", store_errmsg(s));
+  cr_assert_eq(store_run_end(s, run, "passed", 0), 0, "%s", store_errmsg(s));
+}
+
+static store_bench_row figure(const char *kernel, const char *shape, const char *variant, double median_us) {
+  return (store_bench_row){.kernel = kernel, .variant = variant, .shape = shape, .timing = "held",
+                           .median_us = median_us, .min_us = median_us - 0.1, .runs = 20, .oracle_ms = -1,
+                           .floor_fraction = 0.1};
+}
+
+/* Run 1: an older build; run 2, the latest: both variants of the index compressor, the attention fast only. */
+static void targets_db_setup(void) {
+  char err[1024];
+  store *s = NULL;
+  make_tmp();
+  snprintf(g_db, sizeof g_db, "%s/bench.db", tmp);
+  cr_assert_eq(store_open(g_db, &s, err, sizeof err), 0, "%s", err);
+  bench_run(s, (store_bench_row[]){figure("csa4 sink attention", "pos 65536, B=1", "fast", 42.4)}, 1);
+  bench_run(s,
+            (store_bench_row[]){figure("csa4 state copy", "pos 65536, B=1", "fast", 88.9),
+                                figure("csa4 index-key compression", "pos 65536, B=1", "fast", 6.5),
+                                figure("csa4 index-key compression", "pos 65536, B=1", "reference", 295.2),
+                                figure("csa4 sink attention", "pos 65536, B=1", "fast", 30.4)},
+            4);
+  store_close(s);
+}
+
+TestSuite(targets_db, .init = targets_db_setup, .fini = remove_tmp);
+
+/* report_targets_write's text for run_spec, malloc'd; asserts it was written. */
+static char *targets_text(const char *run_spec) {
+  char *text = NULL, err[1024] = "";
+  size_t n = 0;
+  FILE *out = open_memstream(&text, &n);
+  int rc;
+  cr_assert_not_null(out);
+  rc = report_targets_write(g_db, run_spec, out, err, sizeof err);
+  cr_assert_eq(fclose(out), 0);
+  cr_assert_eq(rc, 0, "report_targets_write: %s", err);
+  return text;
+}
+
+Test(targets_db, the_latest_run_pairs_both_variants_of_a_line) {
+  char *t = targets_text(NULL);
+  cr_expect_not_null(strstr(t, "bench run 2 of "), "%s", t);
+  cr_expect_not_null(strstr(t, "3 lines, 2 with a target"), "%s", t);
+  cr_expect_not_null(strstr(t, "csa4 index-key compression, pos 65536, B=1: 45.4x, short by 1.10x (50x is 5.9 us) [1]"),
+                     "%s", t);
+  cr_expect_not_null(strstr(t, "csa4 sink attention, pos 65536, B=1: 30.4 us, 10.4 us over (1.52x) [2]"), "%s", t);
+  cr_expect_not_null(strstr(t, "[1] one record's latency chain"), "%s", t);
+  cr_expect_null(strstr(t, "state copy"), "a line without a target prints no verdict: %s", t);
+  free(t);
+}
+
+Test(targets_db, an_older_run_by_id) {
+  char *t = targets_text("1");
+  cr_expect_not_null(strstr(t, "csa4 sink attention, pos 65536, B=1: 42.4 us, 22.4 us over"), "%s", t);
+  free(t);
+}
+
+Test(targets_db, the_cli_names_what_is_wrong) {
+  outcome *r = RUN(tmp, "bench", "--targets", "--db", g_db, "--run", "latest");
+  cr_expect_eq(r->status, 0, "%s", r->err);
+  cr_expect_not_null(strstr(r->out, "why short:"), "%s", r->out);
+  r = RUN(tmp, "bench", "--targets", "--db", g_db, "--run", "7");
+  cr_expect_eq(r->status, 3, "a run without bench figures is an environment error: %s", r->err);
+  cr_expect_not_null(strstr(r->err, "--run 7 recorded no bench figures"), "%s", r->err);
+  r = RUN(tmp, "bench", "--targets", "--db", g_db, "--run", "x1");
+  cr_expect_not_null(strstr(r->err, "--run 'x1' is not a run id or latest"), "%s", r->err);
+  r = RUN(tmp, "bench", "--targets", "--runs", "20", "--db", g_db);
+  cr_expect_eq(r->status, 2, "%s", r->err);
+  cr_expect_not_null(strstr(r->err, "--runs: --targets reads one recorded run"), "%s", r->err);
+  r = RUN(tmp, "bench", "--run", "1", "--db", g_db);
+  cr_expect_eq(r->status, 2, "%s", r->err);
+  cr_expect_not_null(strstr(r->err, "--run '1' needs --targets"), "%s", r->err);
+  r = RUN(tmp, "bench", "--targets", "--db", "missing.db");
+  cr_expect_eq(r->status, 3, "%s", r->err);
+  cr_expect_not_null(strstr(r->err, "missing.db"), "%s", r->err);
+}
