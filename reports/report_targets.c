@@ -44,6 +44,10 @@ static const report_target targets[] = {
      "the rows kernel's gathers and ordered chains (docs/SPEED.md, eleventh round)"},
 };
 
+int report_target_count(void) { return (int)(sizeof targets / sizeof targets[0]); }
+
+const report_target *report_target_at(int i) { return i >= 0 && i < report_target_count() ? &targets[i] : NULL; }
+
 const report_target *report_target_find(const char *kernel, const char *shape) {
   size_t i;
   for (i = 0; i < sizeof targets / sizeof targets[0]; i++)

@@ -32,6 +32,10 @@ typedef struct report_target {
   const char *why_short; /* what holds it back, when it is not reached */
 } report_target;
 
+/* The targets, in the bench's line order: count, and target i (0 <= i < count). */
+int report_target_count(void);
+const report_target *report_target_at(int i);
+
 /* The target that applies to a line, or NULL for a line the issue sets none for. */
 const report_target *report_target_find(const char *kernel, const char *shape);
 

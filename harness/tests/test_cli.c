@@ -4,9 +4,11 @@
 ** and corrupt databases left untouched, and a default run recorded in SQLite.
 */
 #include "harness/tests/bitgate_process.h"
+#include "reports/report_targets.h"
 
 #include <criterion/criterion.h>
 #include <fcntl.h>
+#include <fnmatch.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -243,6 +245,37 @@ Test(cli, over_budget_case_is_refused_with_a_clear_message) {
   cr_expect(strstr(o->out, "over the budget") != NULL, "%s", o->out);
 }
 
+/*
+** Every issue 8 target (reports/report_targets.c) names a kernel the bench
+** prints, so a renamed line cannot silently lose its verdict; a B = 1
+** target's shape matches a printed B = 1 line of that kernel.  out: the
+** table of `bench --filter '*B=1'` (kernel and shape in the first 27 and
+** next 25 columns).
+*/
+static void bench_targets_name_printed_lines(const char *out) {
+  int i;
+  for (i = 0; i < report_target_count(); i++) {
+    const report_target *t = report_target_at(i);
+    const int b1 = fnmatch(t->shape_glob, "pos 4096, B=1", 0) == 0 || fnmatch(t->shape_glob, "pos 65536, B=1", 0) == 0 ||
+                   fnmatch(t->shape_glob, "K=2048, heads 64, B=1", 0) == 0;
+    const char *line;
+    int kernel_seen = 0, shape_seen = 0;
+    for (line = out; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+      char kernel[28], shape[26];
+      int k;
+      snprintf(kernel, sizeof kernel, "%.27s", line);
+      snprintf(shape, sizeof shape, "%.25s", strlen(line) > 28 ? line + 28 : "");
+      for (k = (int)strlen(kernel) - 1; k >= 0 && (kernel[k] == ' ' || kernel[k] == '\n'); k--) kernel[k] = '\0';
+      for (k = (int)strlen(shape) - 1; k >= 0 && (shape[k] == ' ' || shape[k] == '\n'); k--) shape[k] = '\0';
+      if (strcmp(kernel, t->kernel)) continue;
+      kernel_seen = 1;
+      if (fnmatch(t->shape_glob, shape, 0) == 0) shape_seen = 1;
+    }
+    cr_expect(kernel_seen, "target '%s' names no line the bench prints", t->kernel);
+    cr_expect(!b1 || shape_seen, "target '%s' at '%s' matches no printed B=1 line", t->kernel, t->shape_glob);
+  }
+}
+
 Test(cli, bench_prints_oracle_figures_and_says_what_needs_a_gpu) {
   static char out[8192];
   const char *line;
@@ -264,6 +297,7 @@ Test(cli, bench_prints_oracle_figures_and_says_what_needs_a_gpu) {
   line = strstr(out, "IndexShare decode step      K=2048, heads 64, B=1 ");
   cr_assert_not_null(line, "%s", out);
   cr_expect(strstr(line, " 3.02 ") != NULL && strstr(line, " 3.02 ") < strchr(line, '\n'), "%.200s", line);
+  bench_targets_name_printed_lines(out);
   if (strstr(RUN(NULL, "--version")->out, "gpu none")) cr_expect(strstr(out, "device figures need a GPU") != NULL);
   cr_expect_eq(RUN(NULL, "bench", "--runs", "5")->status, 2, "fewer than 20 runs is refused");
   cr_expect_eq(RUN(NULL, "bench", "--variant", "quick")->status, 2, "an unknown variant is refused");
