@@ -6,6 +6,7 @@
 */
 #include "harness/store.h"
 #include "harness/tests/bitgate_process.h"
+#include "reports/tests/bench_fixture.h"
 #include "reports/report_targets.h"
 
 #include <criterion/criterion.h>
@@ -108,22 +109,9 @@ Test(report_targets, the_log_keeps_verdicts_in_line_order_and_counts_what_it_dro
 
 static char g_db[512];
 
-/* A bench run holding rows, as cmd_bench records them. */
-static void bench_run(store *s, const store_bench_row *rows, int n) {
-  store_provenance p = {.git_rev = "aaaa1111", .bitgate_version = "0.1.0", .oracle_version = 3,
-                        .numerics_version = 2, .kernel_hash = "kh", .device_name = "NVIDIA H200",
-                        .host = "h200-host", .suite = "bench", .shard = "1/1", .command_line = "bitgate bench"};
-  long long run = 0;
-  int i;
-  cr_assert_eq(store_run_begin(s, &p, &run), 0, "%s", store_errmsg(s));
-  for (i = 0; i < n; i++) cr_assert_eq(store_bench_put(s, run, &rows[i]), 0, "%s", store_errmsg(s));
-  cr_assert_eq(store_run_end(s, run, "passed", 0), 0, "%s", store_errmsg(s));
-}
-
+/* A held fast or reference figure of one line. */
 static store_bench_row figure(const char *kernel, const char *shape, const char *variant, double median_us) {
-  return (store_bench_row){.kernel = kernel, .variant = variant, .shape = shape, .timing = "held",
-                           .median_us = median_us, .min_us = median_us - 0.1, .runs = 20, .oracle_ms = -1,
-                           .floor_fraction = 0.1};
+  return bench_fixture_figure(kernel, shape, variant, "held", median_us);
 }
 
 /* Run 1: an older build; run 2, the latest: both variants of the index compressor, the attention fast only. */
@@ -133,13 +121,14 @@ static void targets_db_setup(void) {
   make_tmp();
   snprintf(g_db, sizeof g_db, "%s/bench.db", tmp);
   cr_assert_eq(store_open(g_db, &s, err, sizeof err), 0, "%s", err);
-  bench_run(s, (store_bench_row[]){figure("csa4 sink attention", "pos 65536, B=1", "fast", 42.4)}, 1);
-  bench_run(s,
-            (store_bench_row[]){figure("csa4 state copy", "pos 65536, B=1", "fast", 88.9),
-                                figure("csa4 index-key compression", "pos 65536, B=1", "fast", 6.5),
-                                figure("csa4 index-key compression", "pos 65536, B=1", "reference", 295.2),
-                                figure("csa4 sink attention", "pos 65536, B=1", "fast", 30.4)},
-            4);
+  bench_fixture_run(s, "aaaa1111", "kh",
+                    (store_bench_row[]){figure("csa4 sink attention", "pos 65536, B=1", "fast", 42.4)}, 1);
+  bench_fixture_run(s, "bbbb2222", "kh",
+                    (store_bench_row[]){figure("csa4 state copy", "pos 65536, B=1", "fast", 88.9),
+                                        figure("csa4 index-key compression", "pos 65536, B=1", "fast", 6.5),
+                                        figure("csa4 index-key compression", "pos 65536, B=1", "reference", 295.2),
+                                        figure("csa4 sink attention", "pos 65536, B=1", "fast", 30.4)},
+                    4);
   store_close(s);
 }
 

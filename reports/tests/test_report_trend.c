@@ -7,6 +7,7 @@
 */
 #include "harness/store.h"
 #include "harness/tests/bitgate_process.h"
+#include "reports/tests/bench_fixture.h"
 #include "reports/report_trend.h"
 
 #include <criterion/criterion.h>
@@ -22,25 +23,6 @@ static char g_db[512];
 #define IS "IndexShare decode step"
 #define IS_SHAPE "K=2048, heads 64, B=64"
 
-/* A bench run of build (rev, hash) holding rows. */
-static void bench_run(store *s, const char *rev, const char *hash, const store_bench_row *rows, int n) {
-  store_provenance p = {.git_rev = rev, .bitgate_version = "0.1.0", .oracle_version = 3, .numerics_version = 2,
-                        .kernel_hash = hash, .device_name = "NVIDIA H200", .host = "h200-host", .suite = "bench",
-                        .shard = "1/1", .command_line = "bitgate bench"};
-  long long run = 0;
-  int i;
-  cr_assert_eq(store_run_begin(s, &p, &run), 0, "%s", store_errmsg(s));
-  for (i = 0; i < n; i++) cr_assert_eq(store_bench_put(s, run, &rows[i]), 0, "%s", store_errmsg(s));
-  cr_assert_eq(store_run_end(s, run, "passed", 0), 0, "%s", store_errmsg(s));
-}
-
-static store_bench_row figure(const char *kernel, const char *shape, const char *variant, const char *timing,
-                              double median_us) {
-  return (store_bench_row){.kernel = kernel, .variant = variant, .shape = shape, .timing = timing,
-                           .median_us = median_us, .min_us = median_us - 0.1, .runs = 20, .oracle_ms = 8.5,
-                           .floor_fraction = 0.08};
-}
-
 /* Two builds' runs: the attention line first, then IndexShare; a submit-timed figure in the second. */
 static void fixture_setup(void) {
   char err[1024];
@@ -48,16 +30,16 @@ static void fixture_setup(void) {
   make_tmp();
   snprintf(g_db, sizeof g_db, "%s/bench.db", tmp);
   cr_assert_eq(store_open(g_db, &s, err, sizeof err), 0, "%s", err);
-  bench_run(s, "aaaa1111", "kh-first-build",
-            (store_bench_row[]){figure(ATTN, ATTN_SHAPE, "fast", "held", 30.4),
-                                figure(ATTN, ATTN_SHAPE, "reference", "held", 28960.7),
-                                figure(IS, IS_SHAPE, "fast", "held", 727.7)},
-            3);
-  bench_run(s, "bbbb2222", "kh-second-build",
-            (store_bench_row[]){figure(ATTN, ATTN_SHAPE, "fast", "held", 29.6),
-                                figure(IS, IS_SHAPE, "fast", "held", 727.7),
-                                figure(ATTN, ATTN_SHAPE, "fast", "submit", 31.2)},
-            3);
+  bench_fixture_run(s, "aaaa1111", "kh-first-build",
+                    (store_bench_row[]){bench_fixture_figure(ATTN, ATTN_SHAPE, "fast", "held", 30.4),
+                                        bench_fixture_figure(ATTN, ATTN_SHAPE, "reference", "held", 28960.7),
+                                        bench_fixture_figure(IS, IS_SHAPE, "fast", "held", 727.7)},
+                    3);
+  bench_fixture_run(s, "bbbb2222", "kh-second-build",
+                    (store_bench_row[]){bench_fixture_figure(ATTN, ATTN_SHAPE, "fast", "held", 29.6),
+                                        bench_fixture_figure(IS, IS_SHAPE, "fast", "held", 727.7),
+                                        bench_fixture_figure(ATTN, ATTN_SHAPE, "fast", "submit", 31.2)},
+                    3);
   store_close(s);
 }
 
