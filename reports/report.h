@@ -88,6 +88,21 @@ typedef struct report_field {
 
 #define REPORT_FIELDS_MAX 24
 
+/*
+** One line of a bench run (table bench, schema 4 on): a kernel at a shape,
+** both variants' figures, its verdict against issue 8's targets
+** (report_targets.h) and the fast median's history up to this run.
+*/
+#define REPORT_BENCH_HISTORY 10
+typedef struct report_bench_line {
+  const char *kernel, *shape, *timing; /* timing 'sync' for rows before schema 5 */
+  int have_fast, have_ref;
+  double fast_us, fast_min_us, ref_us, ref_min_us; /* medians and minima */
+  const char *goal, *status, *why; /* report_target_judge's; "" when no target applies, why "" unless missed */
+  double history[REPORT_BENCH_HISTORY]; /* fast medians of this line and timing, oldest first, this run's last */
+  int history_count;
+} report_bench_line;
+
 typedef struct report_pool report_pool;
 
 typedef struct report {
@@ -108,6 +123,8 @@ typedef struct report {
   int stage_count;
   report_regression *regressions; /* grouped by change, in entry order */
   int regression_count;
+  report_bench_line *bench;       /* a bench run's lines in the bench's order; none for other runs */
+  int bench_count;
   report_pool *pool;             /* owns every string and array above */
 } report;
 
@@ -136,6 +153,13 @@ report_load_rc report_db_open(const char *path, struct sqlite3 **db, int *schema
 report_load_rc report_load(const char *db_path, const char *run_spec, const char *baseline_spec,
                            report **out, char *err, size_t err_len);
 void report_free(report *r);
+
+/*
+** Run run_id's bench lines from db (schema `schema`) into *lines (pool-owned)
+** and *n: 0, or a SQLite error code.  A schema before 4 has none.
+*/
+int report_bench_read(struct sqlite3 *db, int schema, long long run_id, report_pool *p, report_bench_line **lines,
+                      int *n);
 
 /* A provenance value by field name ("" when absent). */
 const char *report_field_value(const report *r, const char *name);

@@ -26,7 +26,8 @@ static const char html_css[] =
     "nav a{margin-right:12px}.chart .bar{fill:#cf5c36}.stages .bar{fill:#4a6fa5}"
     ".chart text{font:12px system-ui,sans-serif;fill:#1d2329}.muted{color:#6e7781}"
     "details summary{cursor:pointer;color:#4a6fa5}.scroll{overflow-x:auto}td code{overflow-wrap:anywhere}"
-    "td.mono{white-space:nowrap}";
+    "td.mono{white-space:nowrap}.spark polyline{fill:none;stroke:#4a6fa5;stroke-width:1.5}"
+    ".spark circle{fill:#cf5c36}td.missed{color:#b3261e}td.reached{color:#1a7f37}";
 
 static void put_th_row(FILE *out, const char *const *heads, int n) {
   fputs("<thead><tr>", out);
@@ -185,6 +186,78 @@ static void charts_section(FILE *out, const report *r) {
   fputs("</div></section>\n", out);
 }
 
+/* A bench line's median / minimum cell, or "-". */
+static void put_td_us(FILE *out, int have, double median, double min) {
+  if (have) fprintf(out, "<td class=\"n\">%.1f / %.1f</td>", median, min);
+  else fputs("<td class=\"n\">-</td>", out);
+}
+
+/*
+** A bench run's lines: both variants' figures, the speedup, the verdict
+** against issue 8's target (reasons numbered once, under the table) and
+** the fast median's trend over the runs up to this one.
+*/
+static void bench_section(FILE *out, const report *r) {
+  static const char *const heads[] = {"Kernel", "Shape", "Fast us (median / min)", "Reference us", "Speedup",
+                                      "Target", "Verdict", "Trend (fast median)"};
+  const char *reasons[64];
+  int n_reasons = 0;
+  if (!r->bench_count) return;
+  fprintf(out, "<section id=\"bench\"><h2>Bench figures (%d lines, timing ", r->bench_count);
+  report_put_xml(out, r->bench[0].timing);
+  fputs(")</h2>\n<p class=\"muted\">CUDA-event-timed replays of each stage captured alone as a graph. The "
+        "target is issue 8's for that line; the trend is the line's fast median over the last runs that "
+        "measured it, up to this one, the newest marked.</p>\n<div class=\"scroll\"><table><thead>",
+        out);
+  put_th_row(out, heads, (int)(sizeof heads / sizeof heads[0]));
+  fputs("</thead><tbody>\n", out);
+  for (int i = 0; i < r->bench_count; i++) {
+    const report_bench_line *l = &r->bench[i];
+    char title[600], speedup[32] = "-";
+    int k = 0;
+    fputs("<tr>", out);
+    put_td(out, NULL, l->kernel);
+    put_td(out, "mono", l->shape);
+    put_td_us(out, l->have_fast, l->fast_us, l->fast_min_us);
+    put_td_us(out, l->have_ref, l->ref_us, l->ref_min_us);
+    if (l->have_fast && l->have_ref && l->fast_us > 0) snprintf(speedup, sizeof speedup, "%.1fx", l->ref_us / l->fast_us);
+    put_td(out, "n", speedup);
+    put_td(out, "mono", *l->goal ? l->goal : "-");
+    if (*l->why) {
+      for (k = 0; k < n_reasons && strcmp(reasons[k], l->why); k++) continue;
+      if (k == n_reasons && n_reasons < 64) reasons[n_reasons++] = l->why;
+      fputs("<td class=\"missed\">", out);
+      report_put_xml(out, l->status);
+      fprintf(out, " <a href=\"#why-%d\">[%d]</a></td>", k + 1, k + 1);
+    } else {
+      put_td(out, strstr(l->status, "reached") ? "reached" : NULL, *l->status ? l->status : "-");
+    }
+    fputs("<td>", out);
+    snprintf(title, sizeof title, "%s, %s: fast median over %d runs, oldest first", l->kernel, l->shape,
+             l->history_count);
+    for (int h = 0; h < l->history_count; h++) {
+      const size_t used = strlen(title);
+      snprintf(title + used, sizeof title - used, "%s%.1f", h ? ", " : ": ", l->history[h]);
+    }
+    if (l->history_count) report_svg_sparkline(out, title, l->history, l->history_count);
+    if (l->history_count > 1) { /* the sparkline spans min..max, however close: say how close */
+      double lo = l->history[0], hi = l->history[0];
+      for (int h = 1; h < l->history_count; h++) lo = l->history[h] < lo ? l->history[h] : lo, hi = l->history[h] > hi ? l->history[h] : hi;
+      fprintf(out, "<br><span class=\"muted\">%.1f-%.1f us</span>", lo, hi);
+    }
+    fputs("</td></tr>\n", out);
+  }
+  fputs("</tbody></table></div>\n", out);
+  if (n_reasons) fputs("<h3>Why short</h3>\n<ol>\n", out);
+  for (int k = 0; k < n_reasons; k++) {
+    fprintf(out, "<li id=\"why-%d\">", k + 1);
+    report_put_xml(out, reasons[k]);
+    fputs("</li>\n", out);
+  }
+  if (n_reasons) fputs("</ol>\n", out);
+  fputs("</section>\n", out);
+}
+
 static void provenance_section(FILE *out, const report *r) {
   fputs("<section id=\"provenance\"><h2>Provenance</h2>\n<table><tbody>\n<tr><th>database</th>", out);
   put_td(out, "mono", r->db_path);
@@ -221,14 +294,22 @@ int report_html_write(const report *r, FILE *out) {
   fputs("</code>, started ", out);
   report_put_xml(out, report_field_value(r, "started_at"));
   fputs(".</p></header>\n<nav><a href=\"#summary\">Summary</a>", out);
+  if (r->bench_count) fputs("<a href=\"#bench\">Bench</a>", out);
   if (r->baseline_id) fputs("<a href=\"#regressions\">Regressions</a>", out);
   fputs("<a href=\"#failures\">Failing cases</a><a href=\"#charts\">Charts</a>"
         "<a href=\"#provenance\">Provenance</a></nav>\n<section id=\"summary\"><h2>Summary</h2>\n",
         out);
-  tally_table(out, "Per operator", r->by_op, r->by_op_count, 0, 0);
-  tally_table(out, "Per operator and lane", r->by_op_lane, r->by_op_lane_count, 0, 1);
-  tally_table(out, "Per operator, family and lane", r->by_group, r->by_group_count, 1, 1);
+  if (r->entry_count == 0) {
+    fputs(r->bench_count ? "<p class=\"muted\">No case results: a bench run (its figures are below).</p>\n"
+                         : "<p class=\"muted\">No case results.</p>\n",
+          out);
+  } else {
+    tally_table(out, "Per operator", r->by_op, r->by_op_count, 0, 0);
+    tally_table(out, "Per operator and lane", r->by_op_lane, r->by_op_lane_count, 0, 1);
+    tally_table(out, "Per operator, family and lane", r->by_group, r->by_group_count, 1, 1);
+  }
   fputs("</section>\n", out);
+  bench_section(out, r);
   regressions_section(out, r);
   failures_section(out, r);
   charts_section(out, r);

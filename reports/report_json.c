@@ -11,6 +11,9 @@
 **   ulp_histograms [{op, total, buckets: [{label, lo, count}]}] (occupied buckets only)
 **   stages        [{stage (null: not localised), count}]
 **   regressions   {newly_failing|newly_passing|newly_nondeterministic: [{case_id, lane, baseline, now}]}
+**   bench         a bench run's lines: [{kernel, shape, timing, fast_us, fast_min_us, reference_us,
+**                 reference_min_us (null: not measured), target, verdict, why_short (null: none),
+**                 fast_history_us (oldest first, this run's last)}]; [] for other runs
 */
 #include "reports/report.h"
 
@@ -123,6 +126,35 @@ static void json_regressions(FILE *out, const report *r) {
   fputs("]}", out);
 }
 
+/* A median or null. */
+static void json_us(FILE *out, const char *key, int have, double us) {
+  fputc(',', out), json_key(out, key);
+  if (have) fprintf(out, "%.3f", us);
+  else fputs("null", out);
+}
+
+static void json_bench(FILE *out, const report *r) {
+  fputs(",\n\"bench\":[", out);
+  for (int i = 0; i < r->bench_count; i++) {
+    const report_bench_line *l = &r->bench[i];
+    fputs(i ? ",\n{" : "\n{", out);
+    json_key(out, "kernel"), report_put_json(out, l->kernel);
+    fputc(',', out), json_key(out, "shape"), report_put_json(out, l->shape);
+    fputc(',', out), json_key(out, "timing"), report_put_json(out, l->timing);
+    json_us(out, "fast_us", l->have_fast, l->fast_us);
+    json_us(out, "fast_min_us", l->have_fast, l->fast_min_us);
+    json_us(out, "reference_us", l->have_ref, l->ref_us);
+    json_us(out, "reference_min_us", l->have_ref, l->ref_min_us);
+    fputc(',', out), json_key(out, "target"), report_put_json(out, *l->goal ? l->goal : NULL);
+    fputc(',', out), json_key(out, "verdict"), report_put_json(out, *l->status ? l->status : NULL);
+    fputc(',', out), json_key(out, "why_short"), report_put_json(out, *l->why ? l->why : NULL);
+    fputs(",\"fast_history_us\":[", out);
+    for (int h = 0; h < l->history_count; h++) fprintf(out, "%s%.3f", h ? "," : "", l->history[h]);
+    fputs("]}", out);
+  }
+  fputc(']', out);
+}
+
 int report_json_write(const report *r, FILE *out) {
   fprintf(out, "{\"format\":\"bitgate-report\",\"format_version\":1,\n\"run\":{\"id\":%lld,\"status\":", r->run_id);
   report_put_json(out, r->run_status);
@@ -146,6 +178,7 @@ int report_json_write(const report *r, FILE *out) {
   json_entries(out, r);
   json_charts(out, r);
   json_regressions(out, r);
+  json_bench(out, r);
   fputs("}\n", out);
   return ferror(out) ? -1 : 0;
 }

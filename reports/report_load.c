@@ -258,6 +258,11 @@ report_load_rc report_load(const char *db_path, const char *run_spec, const char
                    sqlite3_errmsg(x.db));
     goto done;
   }
+  if (report_bench_read(x.db, x.schema, r->run_id, r->pool, &r->bench, &r->bench_count) != SQLITE_OK) {
+    rc = load_fail(&x, REPORT_LOAD_BAD_DB, "database '%s': reading run %lld's bench figures: %s", db_path,
+                   r->run_id, sqlite3_errmsg(x.db));
+    goto done;
+  }
   report_summarise(r);
   if (r->baseline_id) report_regressions_build(r, base, base_count);
 done:

@@ -4,7 +4,8 @@
 ** Bounded on purpose (a PR comment has a size limit and a reader's
 ** patience): the verdict line, counts per operator and lane, at most
 ** max_failures failing cases with their repro commands, and the regressions
-** against the baseline (each list bounded the same way).  The HTML report
+** against the baseline (each list bounded the same way); a bench run's
+** lines with their verdicts against issue 8's targets.  The HTML report
 ** holds the rest.  Text from the database is escaped for GitHub/GitLab
 ** flavoured Markdown (report_put_md), commands are code spans.
 */
@@ -84,6 +85,28 @@ static void md_regressions(FILE *out, const report *r, int max) {
   }
 }
 
+/* A bench run's lines: fast and reference medians and the verdict against issue 8's target. */
+static void md_bench(FILE *out, const report *r) {
+  if (!r->bench_count) return;
+  fputs("\n### Bench\n\n| kernel | shape | fast us | reference us | target | verdict |\n|---|---|--:|--:|---|---|\n",
+        out);
+  for (int i = 0; i < r->bench_count; i++) {
+    const report_bench_line *l = &r->bench[i];
+    fputs("| ", out);
+    report_put_md(out, l->kernel);
+    fputs(" | ", out);
+    report_put_md(out, l->shape);
+    if (l->have_fast) fprintf(out, " | %.1f", l->fast_us);
+    else fputs(" | -", out);
+    if (l->have_ref) fprintf(out, " | %.1f | ", l->ref_us);
+    else fputs(" | - | ", out);
+    report_put_md(out, *l->goal ? l->goal : "-");
+    fputs(" | ", out);
+    report_put_md(out, *l->status ? l->status : "-");
+    fputs(" |\n", out);
+  }
+}
+
 int report_md_write(const report *r, int max_failures, FILE *out) {
   long long fail = r->totals[REPORT_OUTCOME_FAIL];
   fprintf(out, "## bitgate run %lld: %s\n\n", r->run_id, fail ? "FAILED" : "passed");
@@ -96,6 +119,7 @@ int report_md_write(const report *r, int max_failures, FILE *out) {
   report_put_md(out, *report_field_value(r, "device_name") ? report_field_value(r, "device_name") : "none");
   fputs(".\n\n", out);
   md_counts(out, r);
+  md_bench(out, r);
   md_failures(out, r, max_failures);
   md_regressions(out, r, max_failures);
   return ferror(out) ? -1 : 0;

@@ -13,7 +13,10 @@ enum {
   SVG_LABEL_W = 230, /* fits "SparseSinkSoftmaxAttention" at 12px */
   SVG_BAR_MAX = 330,
   SVG_ROW_H = 22,
-  SVG_PAD = 8
+  SVG_PAD = 8,
+  SPARK_W = 120,
+  SPARK_H = 24,
+  SPARK_PAD = 3
 };
 
 void report_svg_bars(FILE *out, const char *title, const report_bar *bars, int n) {
@@ -38,4 +41,29 @@ void report_svg_bars(FILE *out, const char *title, const report_bar *bars, int n
             SVG_LABEL_W, y + 3, w, SVG_ROW_H - 6, SVG_LABEL_W + w + 6, y + 15, bars[i].value);
   }
   fputs("</svg>\n", out);
+}
+
+void report_svg_sparkline(FILE *out, const char *title, const double *values, int n) {
+  double lo = 0, hi = 0;
+  int i;
+  for (i = 0; i < n; i++) {
+    if (!i || values[i] < lo) lo = values[i];
+    if (!i || values[i] > hi) hi = values[i];
+  }
+  fprintf(out, "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"spark\" role=\"img\" viewBox=\"0 0 %d %d\" "
+               "width=\"%d\" height=\"%d\"><title>", SPARK_W, SPARK_H, SPARK_W, SPARK_H);
+  report_put_xml(out, title);
+  fputs("</title>", out);
+  if (n > 1) fputs("<polyline points=\"", out);
+  for (i = 0; i < n; i++) {
+    /* a flat series sits mid-height; otherwise the maximum (slowest) is at the top */
+    const double x = SPARK_PAD + (n > 1 ? (double)i * (SPARK_W - 2 * SPARK_PAD) / (n - 1) : (SPARK_W - 2 * SPARK_PAD));
+    const double y = hi > lo ? SPARK_PAD + (hi - values[i]) * (SPARK_H - 2 * SPARK_PAD) / (hi - lo) : SPARK_H / 2.0;
+    if (n > 1) fprintf(out, "%s%.1f,%.1f", i ? " " : "", x, y);
+    if (i == n - 1) {
+      if (n > 1) fputs("\"/>", out);
+      fprintf(out, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2.5\"/>", x, y);
+    }
+  }
+  fputs("</svg>", out);
 }

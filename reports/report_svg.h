@@ -20,4 +20,11 @@ typedef struct report_bar {
 */
 void report_svg_bars(FILE *out, const char *title, const report_bar *bars, int n);
 
+/*
+** A small line of values[0..n) in order (a bench line's medians, oldest
+** first), scaled between their minimum and maximum, the last one marked:
+** the trend at a glance, its numbers in title (the accessible name).
+*/
+void report_svg_sparkline(FILE *out, const char *title, const double *values, int n);
+
 #endif

@@ -4,7 +4,7 @@
 ** database's recorded figures.
 */
 #include "reports/report_targets.h"
-#include "reports/report.h"
+#include "reports/report_build.h"
 
 #include <fnmatch.h>
 #include <sqlite3.h>
@@ -55,42 +55,42 @@ const report_target *report_target_find(const char *kernel, const char *shape) {
   return NULL;
 }
 
-int report_target_verdict(const char *kernel, const char *shape, int have_fast, double fast_us, int have_ref,
-                          double ref_us, char *buf, size_t len, const char **why) {
+int report_target_judge(const char *kernel, const char *shape, int have_fast, double fast_us, int have_ref,
+                        double ref_us, char *goal, size_t goal_len, char *status, size_t status_len,
+                        const char **why) {
   const report_target *t = report_target_find(kernel, shape);
-  char goal[32];
+  const int ceiling = t && t->kind == REPORT_TARGET_MAX_US;
   double figure, off;
-  buf[0] = '\0';
+  goal[0] = status[0] = '\0';
   *why = NULL;
   if (!t) return 0;
-  if (t->kind == REPORT_TARGET_MAX_US) {
-    snprintf(goal, sizeof goal, "<= %g us", t->value);
-    if (!have_fast || fast_us <= 0) {
-      snprintf(buf, len, "%-10s %s, %s: not measured (needs the fast variant's figure)", goal, kernel, shape);
-      return 1;
-    }
-    figure = fast_us;
-    off = fast_us / t->value;
-  } else {
-    snprintf(goal, sizeof goal, ">= %gx", t->value);
-    if (!have_fast || !have_ref || fast_us <= 0) {
-      snprintf(buf, len, "%-10s %s, %s: not measured (needs both variants: --variant both)", goal, kernel,
-               shape);
-      return 1;
-    }
-    figure = ref_us / fast_us;
-    off = t->value / figure;
+  snprintf(goal, goal_len, ceiling ? "<= %g us" : ">= %gx", t->value);
+  if (!have_fast || fast_us <= 0 || (!ceiling && !have_ref)) {
+    snprintf(status, status_len, ceiling ? "not measured (needs the fast variant's figure)"
+                                         : "not measured (needs both variants: --variant both)");
+    return 1;
   }
+  figure = ceiling ? fast_us : ref_us / fast_us;
+  off = ceiling ? fast_us / t->value : t->value / figure;
   if (off <= 1.0)
-    snprintf(buf, len, "%-10s %s, %s: %.1f%s, reached", goal, kernel, shape, figure,
-             t->kind == REPORT_TARGET_MAX_US ? " us" : "x");
-  else if (t->kind == REPORT_TARGET_MAX_US)
-    snprintf(buf, len, "%-10s %s, %s: %.1f us, %.1f us over (%.2fx)", goal, kernel, shape, figure,
-             figure - t->value, off);
+    snprintf(status, status_len, "%.1f%s, reached", figure, ceiling ? " us" : "x");
+  else if (ceiling)
+    snprintf(status, status_len, "%.1f us, %.1f us over (%.2fx)", figure, figure - t->value, off);
   else /* the fast time the speedup needs, from this call's reference figure */
-    snprintf(buf, len, "%-10s %s, %s: %.1fx, short by %.2fx (%gx is %.1f us)", goal, kernel, shape, figure, off,
-             t->value, ref_us / t->value);
+    snprintf(status, status_len, "%.1fx, short by %.2fx (%gx is %.1f us)", figure, off, t->value,
+             ref_us / t->value);
   if (off > 1.0) *why = t->why_short;
+  return 1;
+}
+
+int report_target_verdict(const char *kernel, const char *shape, int have_fast, double fast_us, int have_ref,
+                          double ref_us, char *buf, size_t len, const char **why) {
+  char goal[32], status[256];
+  buf[0] = '\0';
+  if (!report_target_judge(kernel, shape, have_fast, fast_us, have_ref, ref_us, goal, sizeof goal, status,
+                           sizeof status, why))
+    return 0;
+  snprintf(buf, len, "%-10s %s, %s: %s", goal, kernel, shape, status);
   return 1;
 }
 
@@ -124,13 +124,6 @@ void report_target_log_print(const report_target_log *log, FILE *out) {
 }
 
 /* ---- from a results database ---------------------------------------------------------- */
-
-/* One bench line of a run: both variants' medians. */
-typedef struct recorded_line {
-  char kernel[64], shape[192];
-  int have_fast, have_ref;
-  double fast_us, ref_us;
-} recorded_line;
 
 __attribute__((format(printf, 3, 4))) static int targets_fail(char *err, size_t err_len, const char *fmt, ...) {
   va_list ap;
@@ -167,49 +160,11 @@ static int bench_run_resolve(sqlite3 *db, const char *db_path, const char *run_s
   return 0;
 }
 
-/* Run run's lines in the bench's order (its first row's), each with both variants' medians. */
-static int bench_run_lines(sqlite3 *db, const char *db_path, long long run, recorded_line **lines, int *n,
-                           char *err, size_t err_len) {
-  sqlite3_stmt *st = NULL;
-  int rc, i, cap = 0;
-  *lines = NULL, *n = 0;
-  if (sqlite3_prepare_v2(db, "SELECT kernel, shape, variant, median_us FROM bench WHERE run_id = ?1 ORDER BY id", -1,
-                         &st, NULL) != SQLITE_OK)
-    return targets_fail(err, err_len, "database '%s': querying bench: %s", db_path, sqlite3_errmsg(db));
-  sqlite3_bind_int64(st, 1, run);
-  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-    const char *kernel = (const char *)sqlite3_column_text(st, 0), *shape = (const char *)sqlite3_column_text(st, 1);
-    const char *variant = (const char *)sqlite3_column_text(st, 2);
-    recorded_line *l = NULL;
-    if (!kernel || !shape || !variant) continue;
-    for (i = 0; i < *n && !l; i++)
-      if (!strcmp((*lines)[i].kernel, kernel) && !strcmp((*lines)[i].shape, shape)) l = &(*lines)[i];
-    if (!l) {
-      if (*n == cap) {
-        recorded_line *grown = realloc(*lines, (size_t)(cap = cap ? 2 * cap : 32) * sizeof *grown);
-        if (!grown) abort();
-        *lines = grown;
-      }
-      l = &(*lines)[(*n)++];
-      memset(l, 0, sizeof *l);
-      snprintf(l->kernel, sizeof l->kernel, "%s", kernel);
-      snprintf(l->shape, sizeof l->shape, "%s", shape);
-    }
-    if (!strcmp(variant, "fast")) l->have_fast = 1, l->fast_us = sqlite3_column_double(st, 3);
-    else if (!strcmp(variant, "reference")) l->have_ref = 1, l->ref_us = sqlite3_column_double(st, 3);
-  }
-  sqlite3_finalize(st);
-  if (rc != SQLITE_DONE) {
-    free(*lines), *lines = NULL, *n = 0;
-    return targets_fail(err, err_len, "database '%s': reading bench: %s", db_path, sqlite3_errmsg(db));
-  }
-  return 0;
-}
-
 int report_targets_write(const char *db_path, const char *run_spec, FILE *out, char *err, size_t err_len) {
   static report_target_log log; /* 32 KB: kept off the stack */
   sqlite3 *db = NULL;
-  recorded_line *lines = NULL;
+  report_pool *pool = report_pool_new();
+  report_bench_line *lines = NULL;
   long long run = 0;
   int schema = 0, n = 0, i, rc = -1;
   memset(&log, 0, sizeof log);
@@ -225,7 +180,10 @@ int report_targets_write(const char *db_path, const char *run_spec, FILE *out, c
     rc = 0;
     goto done;
   }
-  if (bench_run_lines(db, db_path, run, &lines, &n, err, err_len) != 0) goto done;
+  if (report_bench_read(db, schema, run, pool, &lines, &n) != SQLITE_OK) {
+    targets_fail(err, err_len, "database '%s': reading bench: %s", db_path, sqlite3_errmsg(db));
+    goto done;
+  }
   for (i = 0; i < n; i++)
     report_target_log_add(&log, lines[i].kernel, lines[i].shape, lines[i].have_fast, lines[i].fast_us,
                           lines[i].have_ref, lines[i].ref_us);
@@ -233,7 +191,7 @@ int report_targets_write(const char *db_path, const char *run_spec, FILE *out, c
   report_target_log_print(&log, out);
   rc = 0;
 done:
-  free(lines);
+  report_pool_free(pool);
   sqlite3_close(db); /* NULL is a no-op */
   return rc;
 }

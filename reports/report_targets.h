@@ -40,6 +40,16 @@ const report_target *report_target_at(int i);
 const report_target *report_target_find(const char *kernel, const char *shape);
 
 /*
+** The verdict on one line in two parts: goal ("<= 20 us", ">= 50x") and
+** status (the figure, then "reached", how far off, or "not measured" with
+** what is missing); *why as for report_target_verdict.  1 when a target
+** applies, 0 (both empty) when none does.
+*/
+int report_target_judge(const char *kernel, const char *shape, int have_fast, double fast_us, int have_ref,
+                        double ref_us, char *goal, size_t goal_len, char *status, size_t status_len,
+                        const char **why);
+
+/*
 ** The verdict on one line into buf (one line of text, no newline): the
 ** target, the figure it is judged on, and "reached", or how far off (us
 ** over a ceiling; for a speedup, the factor short and the fast time it

@@ -7,6 +7,7 @@
 #include "harness/store.h"
 #include "harness/tests/bitgate_process.h"
 #include "reports/tests/bench_fixture.h"
+#include "reports/report.h"
 #include "reports/report_targets.h"
 
 #include <criterion/criterion.h>
@@ -183,4 +184,65 @@ Test(targets_db, the_cli_names_what_is_wrong) {
   r = RUN(tmp, "bench", "--targets", "--db", "missing.db");
   cr_expect_eq(r->status, 3, "%s", r->err);
   cr_expect_not_null(strstr(r->err, "missing.db"), "%s", r->err);
+}
+
+/* ---- the reports of a bench run: HTML, Markdown, JSON ---------------------------------- */
+
+/* Writer w's output for run_spec of the fixture, malloc'd. */
+static char *render(const char *run_spec, char format) {
+  char *text = NULL, err[1024] = "";
+  size_t n = 0;
+  report *r = NULL;
+  FILE *out = open_memstream(&text, &n);
+  cr_assert_not_null(out);
+  cr_assert_eq(report_load(g_db, run_spec, NULL, &r, err, sizeof err), REPORT_LOAD_OK, "report_load: %s", err);
+  cr_assert_eq(format == 'h' ? report_html_write(r, out) : format == 'm' ? report_md_write(r, 20, out)
+                                                                          : report_json_write(r, out),
+               0);
+  report_free(r);
+  cr_assert_eq(fclose(out), 0);
+  return text;
+}
+
+Test(targets_db, the_html_report_of_a_bench_run_shows_figures_verdicts_and_trend) {
+  char *t = render("latest", 'h');
+  cr_expect_not_null(strstr(t, "<a href=\"#bench\">Bench</a>"), "the nav links the section");
+  cr_expect_not_null(strstr(t, "<h2>Bench figures (3 lines, timing held)</h2>"), "%.2000s", t);
+  cr_expect_not_null(strstr(t, "<td class=\"n\">6.5 / 6.4</td><td class=\"n\">295.2 / 295.1</td>"
+                               "<td class=\"n\">45.4x</td>"),
+                     "both variants of the compressor, min 0.1 below");
+  cr_expect_not_null(strstr(t, "45.4x, short by 1.10x (50x is 5.9 us) <a href=\"#why-1\">[1]</a>"), "%s",
+                     strstr(t, "<section id=\"bench\">"));
+  cr_expect_not_null(strstr(t, "30.4 us, 10.4 us over (1.52x) <a href=\"#why-2\">[2]</a>"));
+  cr_expect_not_null(strstr(t, "<li id=\"why-2\">four dependent passes"));
+  /* the attention's trend: 42.4 in run 1, then 30.4; the maximum at the top (y 3), the newest marked */
+  cr_expect_not_null(strstr(t, "fast median over 2 runs, oldest first: 42.4, 30.4</title>"
+                               "<polyline points=\"3.0,3.0 117.0,21.0\"/><circle cx=\"117.0\" cy=\"21.0\""),
+                     "%s", strstr(t, "<section id=\"bench\">"));
+  cr_expect_not_null(strstr(t, "<br><span class=\"muted\">30.4-42.4 us</span>"), "the sparkline's range, in words");
+  cr_expect_not_null(strstr(t, "No case results: a bench run"), "no empty summary tables for a bench run");
+  free(t);
+  t = render("1", 'h');
+  cr_expect_not_null(strstr(t, "fast median over 1 runs, oldest first: 42.4</title><circle"),
+                     "an older run's trend stops at that run");
+  free(t);
+}
+
+Test(targets_db, the_markdown_and_json_reports_of_a_bench_run) {
+  char *t = render("latest", 'm');
+  cr_expect_not_null(strstr(t, "### Bench"), "%s", t);
+  /* Markdown-escaped as the report escapes all database text: &lt; and \( */
+  cr_expect_not_null(strstr(t, "| csa4 sink attention | pos 65536, B=1 | 30.4 | - | &lt;= 20 us | 30.4 us, 10.4 us "
+                               "over \\(1.52x\\) |"),
+                     "%s", t);
+  free(t);
+  t = render("latest", 'j');
+  cr_expect_not_null(strstr(t, "\"bench\":["), "%s", t);
+  cr_expect_not_null(strstr(t, "\"kernel\":\"csa4 state copy\",\"shape\":\"pos 65536, B=1\",\"timing\":\"held\","
+                               "\"fast_us\":88.900,\"fast_min_us\":88.800,\"reference_us\":null,"
+                               "\"reference_min_us\":null,\"target\":null,\"verdict\":null,\"why_short\":null,"
+                               "\"fast_history_us\":[88.900]}"),
+                     "%s", t);
+  cr_expect_not_null(strstr(t, "\"fast_history_us\":[42.400,30.400]"), "%s", t);
+  free(t);
 }
