@@ -220,7 +220,8 @@ static void bench_section(FILE *out, const report *r) {
     put_td(out, "mono", l->shape);
     put_td_us(out, l->have_fast, l->fast_us, l->fast_min_us);
     put_td_us(out, l->have_ref, l->ref_us, l->ref_min_us);
-    if (l->have_fast && l->have_ref && l->fast_us > 0) snprintf(speedup, sizeof speedup, "%.1fx", l->ref_us / l->fast_us);
+    if (l->have_fast && l->have_ref && l->fast_us > 0)
+      snprintf(speedup, sizeof speedup, "%.1fx", l->ref_us / l->fast_us);
     put_td(out, "n", speedup);
     put_td(out, "mono", *l->goal ? l->goal : "-");
     if (*l->why) {
@@ -241,8 +242,8 @@ static void bench_section(FILE *out, const report *r) {
     }
     if (l->history_count) report_svg_sparkline(out, title, l->history, l->history_count);
     if (l->history_count > 1) { /* the sparkline spans min..max, however close: say how close */
-      double lo = l->history[0], hi = l->history[0];
-      for (int h = 1; h < l->history_count; h++) lo = l->history[h] < lo ? l->history[h] : lo, hi = l->history[h] > hi ? l->history[h] : hi;
+      double lo, hi;
+      report_values_span(l->history, l->history_count, &lo, &hi);
       fprintf(out, "<br><span class=\"muted\">%.1f-%.1f us</span>", lo, hi);
     }
     fputs("</td></tr>\n", out);

@@ -43,13 +43,19 @@ void report_svg_bars(FILE *out, const char *title, const report_bar *bars, int n
   fputs("</svg>\n", out);
 }
 
+void report_values_span(const double *values, int n, double *lo, double *hi) {
+  int i;
+  *lo = *hi = values[0];
+  for (i = 1; i < n; i++) {
+    if (values[i] < *lo) *lo = values[i];
+    if (values[i] > *hi) *hi = values[i];
+  }
+}
+
 void report_svg_sparkline(FILE *out, const char *title, const double *values, int n) {
   double lo = 0, hi = 0;
   int i;
-  for (i = 0; i < n; i++) {
-    if (!i || values[i] < lo) lo = values[i];
-    if (!i || values[i] > hi) hi = values[i];
-  }
+  if (n > 0) report_values_span(values, n, &lo, &hi);
   fprintf(out, "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"spark\" role=\"img\" viewBox=\"0 0 %d %d\" "
                "width=\"%d\" height=\"%d\"><title>", SPARK_W, SPARK_H, SPARK_W, SPARK_H);
   report_put_xml(out, title);

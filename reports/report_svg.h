@@ -27,4 +27,7 @@ void report_svg_bars(FILE *out, const char *title, const report_bar *bars, int n
 */
 void report_svg_sparkline(FILE *out, const char *title, const double *values, int n);
 
+/* The least and greatest of values[0..n), n >= 1: the span a sparkline is drawn over. */
+void report_values_span(const double *values, int n, double *lo, double *hi);
+
 #endif

@@ -143,10 +143,12 @@ static int bench_run_resolve(sqlite3 *db, const char *db_path, const char *run_s
   int rc;
   if (!latest) {
     id = strtoll(run_spec, &end, 10);
-    if (!*run_spec || *end || id < 1) return targets_fail(err, err_len, "--run '%s' is not a run id or latest", run_spec);
+    if (!*run_spec || *end || id < 1)
+      return targets_fail(err, err_len, "--run '%s' is not a run id or latest", run_spec);
   }
-  rc = sqlite3_prepare_v2(db, latest ? "SELECT max(run_id) FROM bench" : "SELECT run_id FROM bench WHERE run_id = ?1 LIMIT 1",
-                          -1, &st, NULL);
+  rc = sqlite3_prepare_v2(
+      db, latest ? "SELECT max(run_id) FROM bench" : "SELECT run_id FROM bench WHERE run_id = ?1 LIMIT 1", -1, &st,
+      NULL);
   if (rc == SQLITE_OK && !latest) sqlite3_bind_int64(st, 1, id);
   if (rc == SQLITE_OK) rc = sqlite3_step(st);
   if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
