@@ -28,9 +28,9 @@
 **                     m) a thread each, den = the w_c summed over c
 **                     ascending by thread 0 from shared memory, up to
 **                     CSA_SOFTMAX_BATCH at a time, + nx_expf(sink - m),
-**                     p_c = w_c / den in parallel (nx_expf is a
-**                     double-double routine: a warp per row left 640 of
-**                     them to 32 lanes).  m == -inf makes every weight
+**                     p_c = w_c / den in parallel (nx_expf is a chain
+**                     of some 25 double operations: a warp per row left
+**                     640 of them to 32 lanes).  m == -inf makes every weight
 **                     -inf, which the last pass reads as "no candidate":
 **                     y = +0, as the oracle's zero row.  -inf marks a dead
 **                     candidate (no exp or probability is -inf).

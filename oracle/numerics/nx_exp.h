@@ -10,11 +10,20 @@
 ** the hardest binary32 inputs need; `bitgate numerics check --exhaustive`
 ** checks all 2^32 inputs against MPFR.
 **
-** Fast path: the same reduction, then exp(r) by a plain double Horner sum to
-** r^13/13! (truncation below 2^-57, evaluation error below 2^-49 relative),
-** corrected by the low part of r.  nx_round_if_certain accepts it when the
-** whole 2^-45 interval around it rounds to one float; only inputs within about
-** 2^-21 ulp of a midpoint (about one in a million) take the double-double path.
+** Fast path (nx_exp_float, plain double, for a float x in [-104, 89]): x =
+** k*ln2/8 + r, k the nearest integer to x*8/ln2 (by the 1.5*2^52 rounding
+** trick; a tie may go either way, |r| <= ln2/16 + 2^-60 still); r = (x -
+** k*L1) - k*L2 with L1 + L2 = ln2/8 and L1 of 40 bits, so k*L1 is exact and
+** x - k*L1 is exact by Sterbenz (k*L1 lies within a factor 2 of x whenever
+** k != 0); exp(r) by Horner to r^7/7! (truncation below 2^-51.5); 2^(j/8),
+** j = k mod 8, as a product of up to three rounded constants; the exact
+** scaling by 2^((k - j)/8).  Relative error: about 8 roundings of 2^-53 plus
+** the truncation, below 2^-49.5.  nx_round_if_certain accepts it when the
+** whole 2^-46 interval around it rounds to one float; only inputs within about
+** 2^-22 ulp of a midpoint take the double-double path.  This path replaced
+** one with the double-double reduction and a degree-13 Horner sum (2026-12-03,
+** for the kernels' latency); it returns the same bits on all 2^32 inputs
+** (oracle/numerics/NUMERICS.md), as any correctly rounded path must.
 **
 ** Special cases: NaN returns its input bits; +inf -> +inf; -inf -> +0;
 ** x > 89 -> +inf (exp(89) > FLT_MAX); x < -104 -> +0 (exp(-104) is below half
@@ -101,14 +110,39 @@ NX_FN double nx_exp_fast(nx_dd t) {
   return p * nx_f64_pow2((int)k);
 }
 
+/* ln2/8 = NX_LN2_8_1 + NX_LN2_8_2 (+ below 2^-97), the first part of 40 bits. */
+#define NX_LN2_8_1 0x1.62e42fefa2p-4
+#define NX_LN2_8_2 0x1.9ef35793c7673p-44
+#define NX_8_INV_LN2 0x1.71547652b82fep+3
+#define NX_ROUND_MAGIC 0x1.8p52 /* s + it - it is s rounded to an integer, for |s| < 2^51 */
+/* 2^(1/8), 2^(2/8), 2^(4/8), each the nearest double. */
+#define NX_EXP2_1_8 0x1.172b83c7d517bp+0
+#define NX_EXP2_2_8 0x1.306fe0a31b715p+0
+#define NX_EXP2_4_8 0x1.6a09e667f3bcdp+0
+
+/* exp(x) in plain double for a float x in [-104, 89]: relative error below 2^-49.5 (see the top). */
+NX_FN double nx_exp_float(float x) {
+  const double xd = (double)x, s = xd * NX_8_INV_LN2 + NX_ROUND_MAGIC;
+  const double kd = s - NX_ROUND_MAGIC;
+  const int k = (int)(nx_u32)nx_f64_bits(s); /* s's low mantissa bits hold k in two's complement */
+  const int j = k & 7;
+  const double r = (xd - kd * NX_LN2_8_1) - kd * NX_LN2_8_2;
+  double p = nx_inv_factorial[2 * 7], pow2_j;
+  int n;
+  for (n = 6; n >= 0; n--) p = p * r + nx_inv_factorial[2 * n];
+  /* independent of the Horner chain, so it costs no latency */
+  pow2_j = ((j & 1) ? NX_EXP2_1_8 : 1.0) * ((j & 2) ? NX_EXP2_2_8 : 1.0);
+  pow2_j = pow2_j * ((j & 4) ? NX_EXP2_4_8 : 1.0);
+  return p * pow2_j * nx_f64_pow2((k - j) / 8);
+}
+
 NX_FN float nx_expf(float x) {
-  nx_dd t = nx_dd_make((double)x, 0.0);
   float r;
   if (nx_f32_is_nan(x)) return x;
   if (x > 89.0f) return nx_f32_from_bits(0x7f800000u);
   if (x < -104.0f) return 0.0f;
-  if (nx_round_if_certain(nx_exp_fast(t), 0x1p-45, &r)) return r;
-  return nx_dd_to_f32(nx_exp_dd(t));
+  if (nx_round_if_certain(nx_exp_float(x), 0x1p-46, &r)) return r;
+  return nx_dd_to_f32(nx_exp_dd(nx_dd_make((double)x, 0.0)));
 }
 
 #endif /* NX_EXP_H */

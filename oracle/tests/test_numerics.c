@@ -69,6 +69,77 @@ Test(numerics_tables, ln2_pi_and_two_over_pi) {
   mpfr_free_cache();
 }
 
+/* nx_exp_float's constants: ln2/8 in two parts (the first of 40 bits), and the three eighth roots of 2. */
+Test(numerics_tables, exp_float_constants) {
+  static const double root[3] = {NX_EXP2_1_8, NX_EXP2_2_8, NX_EXP2_4_8};
+  mpfr_t x;
+  int i;
+  mpfr_init2(x, 600);
+  mpfr_const_log2(x, MPFR_RNDN);
+  mpfr_div_ui(x, x, 8, MPFR_RNDN);
+  mpfr_sub_d(x, x, NX_LN2_8_1, MPFR_RNDN);
+  mpfr_sub_d(x, x, NX_LN2_8_2, MPFR_RNDN);
+  cr_expect(mpfr_zero_p(x) || mpfr_get_exp(x) < -96, "ln2/8's parts are off by more than 2^-97");
+  cr_expect(fmod(NX_LN2_8_1 * 0x1p43, 1.0) == 0.0, "ln2/8's first part must have 40 bits so k * part is exact");
+  for (i = 0; i < 3; i++) {
+    mpfr_set_ui(x, 1u << i, MPFR_RNDN);
+    mpfr_div_ui(x, x, 8, MPFR_RNDN);
+    mpfr_exp2(x, x, MPFR_RNDN);
+    cr_expect(root[i] == mpfr_get_d(x, MPFR_RNDN), "2^(%d/8) is not RN53", 1 << i);
+  }
+  mpfr_clear(x);
+  mpfr_free_cache();
+}
+
+/*
+** nx_expf trusts nx_exp_float's double whenever the interval of 2^-46 around
+** it rounds to one float, so the fast path's relative error must stay below
+** 2^-46; its analysis (nx_exp.h) gives 2^-49.5.  Checked against MPFR where
+** the reduced argument is largest (|r| near ln2/16, at every k of the
+** domain, a few floats either side) and on a stride over all the domain's
+** floats; a shorter polynomial or a wrong constant fails here long before
+** it would turn one of the 2^32 results.
+*/
+static double exp_float_rel_error(float xf, mpfr_t exact, mpfr_t diff) {
+  mpfr_set_flt(exact, xf, MPFR_RNDN);
+  mpfr_exp(exact, exact, MPFR_RNDN);
+  mpfr_set_d(diff, nx_exp_float(xf), MPFR_RNDN);
+  mpfr_sub(diff, diff, exact, MPFR_RNDN);
+  mpfr_div(diff, diff, exact, MPFR_RNDN);
+  return fabs(mpfr_get_d(diff, MPFR_RNDN));
+}
+
+Test(numerics_transcendental, exp_fast_path_error_bound) {
+  const double bound = 0x1p-49;
+  double worst = 0.0, e;
+  float worst_x = 0.0f;
+  mpfr_t exact, diff;
+  long long k, n = 0;
+  nx_u32 u;
+  int d;
+  mpfr_inits2(160, exact, diff, (mpfr_ptr)0);
+  for (k = -1202; k <= 1028; k++) { /* x = (k + 1/2) ln2/8, where |r| peaks */
+    const nx_u32 mid = nx_f32_bits((float)(((double)k + 0.5) * (NX_LN2_8_1 + NX_LN2_8_2)));
+    for (d = -3; d <= 3; d++) {
+      const float xf = nx_f32_from_bits(mid + (nx_u32)d);
+      if (!(xf >= -104.0f && xf <= 89.0f)) continue;
+      e = exp_float_rel_error(xf, exact, diff), n++;
+      if (e > worst) worst = e, worst_x = xf;
+    }
+  }
+  for (u = 0; u < 0xffffffffu - 16381u; u += 16381u) { /* a stride over every sign and exponent */
+    const float xf = nx_f32_from_bits(u);
+    if (!(xf >= -104.0f && xf <= 89.0f)) continue;
+    e = exp_float_rel_error(xf, exact, diff), n++;
+    if (e > worst) worst = e, worst_x = xf;
+  }
+  cr_log_info("worst %a at %a, %lld inputs", worst, worst_x, n);
+  cr_expect(worst < bound, "nx_exp_float errs by %a (relative) at %a; nx_expf needs below 2^-46", worst, worst_x);
+  cr_expect(n > 100000, "only %lld inputs checked", n);
+  mpfr_clears(exact, diff, (mpfr_ptr)0);
+  mpfr_free_cache();
+}
+
 /* Results MPFR gives for the hard inputs of DESIGN.md (binary32, RN). */
 Test(numerics_transcendental, hard_inputs) {
   cr_expect(nx_f32_bits(nx_expf(0x1.04845ep+5f)) == nx_f32_bits(0x1.f93e36p+46f));
