@@ -41,6 +41,7 @@ struct device_runtime {
   unsigned *latch; /* the capture-error word */
   cudaEvent_t timer_start, timer_stop; /* for device_graph_time; created on first use */
   unsigned *hold_words;                /* host-mapped [release, gave_up] of bench_hold.cu, or NULL */
+  unsigned *hold_words_dev;            /* the same words as the device addresses them */
   void *hold_kernel;
   int capturing;
   rt_module *modules;
@@ -318,8 +319,10 @@ static int rt_timer_ready(device_runtime *rt, int held) {
     return 1;
   if (!held || rt->hold_kernel) return 0;
   if (!rt->hold_words &&
-      rt_check(rt, cudaHostAlloc((void **)&rt->hold_words, 2 * sizeof *rt->hold_words, cudaHostAllocMapped),
-               "cudaHostAlloc(mapped hold words)"))
+      (rt_check(rt, cudaHostAlloc((void **)&rt->hold_words, 2 * sizeof *rt->hold_words, cudaHostAllocMapped),
+                "cudaHostAlloc(mapped hold words)") ||
+       rt_check(rt, cudaHostGetDevicePointer((void **)&rt->hold_words_dev, rt->hold_words, 0),
+                "cudaHostGetDevicePointer(hold words)")))
     return 1;
   return device_runtime_kernel(rt, "bench_hold.cu", "bench_hold", &rt->hold_kernel);
 }
@@ -336,9 +339,7 @@ int device_graph_time(device_runtime *rt, device_graph *g, int held, float *ms, 
   words = rt->hold_words;
   if (held) {
     words[0] = words[1] = 0u;
-    if (rt_check(rt, cudaHostGetDevicePointer((void **)&dev_words, rt->hold_words, 0),
-                 "cudaHostGetDevicePointer(hold words)"))
-      return 1;
+    dev_words = rt->hold_words_dev;
     dev_gave_up = dev_words + 1;
     args[0] = &dev_words;
     args[1] = &dev_gave_up;

@@ -12,7 +12,10 @@
 ** One thread polls *release (host-mapped memory, hence volatile) until it
 ** is nonzero or limit_ns nanoseconds of %globaltimer have passed, and
 ** writes to *gave_up whether it stopped waiting unreleased: that replay's
-** figure includes the submission and the host times it again.
+** figure includes the submission and the host times it again.  The verdict
+** is the last poll's, not a fresh read: a release landing just after the
+** limit ran out would otherwise hide a give-up whose replay had already
+** started on its own.
 */
 static __device__ __forceinline__ unsigned long long bench_hold_now_ns(void) {
   unsigned long long t;
@@ -23,7 +26,8 @@ static __device__ __forceinline__ unsigned long long bench_hold_now_ns(void) {
 extern "C" __global__ void bench_hold(const volatile unsigned *release, unsigned *gave_up,
                                       unsigned long long limit_ns) {
   const unsigned long long start = bench_hold_now_ns();
-  while (*release == 0u && bench_hold_now_ns() - start < limit_ns) {
+  unsigned released;
+  while ((released = *release) == 0u && bench_hold_now_ns() - start < limit_ns) {
   }
-  *gave_up = *release == 0u;
+  *gave_up = released == 0u;
 }
