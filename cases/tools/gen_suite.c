@@ -10,8 +10,14 @@
 ** Without PATH the specs go to stdout, IndexShare first.  With PATH, the
 ** file's other lines (its '#' header, other operators' specs) are kept where
 ** they are and each group's specs are replaced by its writer's, at the place
-** the first of them stood (after the rest when there were none).  The new
-** file replaces the old by rename, so a failure leaves the old one whole.
+** the first of them stood (after the rest when there were none).  The whole
+** file is generated in memory first and only then written to PATH.tmp and
+** renamed over PATH, so a failure, or a generator that aborts, leaves the old
+** file whole and no PATH.tmp behind.
+**
+** GEN_SUITE_ABORT_IN=NAME (a group's name, "IndexShare", ...) aborts the
+** process while that group is generated: cases/tests/gen_suite_abort.cmake's
+** stand-in for a generator that crashes.
 **
 **   gen_suite corpus/gate.suite                # the committed gate suite
 **   gen_suite --nightly corpus/nightly.suite   # the committed nightly suite
@@ -67,6 +73,8 @@ static int lines_read(const char *path, lines *out) {
 
 /* Group g's lines: the nightly suite's (scale 0) or the gate's at scale. */
 static int group_write(int g, FILE *out, int scale) {
+  const char *abort_in = getenv("GEN_SUITE_ABORT_IN");
+  if (abort_in && !strcmp(abort_in, groups[g].name)) abort();
   return scale ? groups[g].write(out, scale) : groups[g].write_nightly(out);
 }
 
@@ -78,15 +86,14 @@ static int line_group(const char *s) {
   return -1;
 }
 
-static int write_merged(const char *path, const lines *old, int scale) {
-  char tmp[4096];
-  int i, g, at[GROUP_COUNT], n[GROUP_COUNT], failed = 0;
-  FILE *f;
+/* The merged file's text (see the header) into *text, *len bytes; nonzero when a group failed. */
+static int merge_to_memory(const lines *old, int scale, int n[GROUP_COUNT], char **text, size_t *len) {
+  int i, g, at[GROUP_COUNT], failed = 0;
+  FILE *f = open_memstream(text, len);
+  if (!f) return -1;
   for (g = 0; g < GROUP_COUNT; g++) at[g] = old->n, n[g] = -1;
   for (i = old->n - 1; i >= 0; i--)
     if ((g = line_group(old->v[i])) >= 0) at[g] = i;
-  snprintf(tmp, sizeof tmp, "%s.tmp", path);
-  if (!(f = fopen(tmp, "w"))) return fprintf(stderr, "gen_suite: cannot write %s: %s\n", tmp, strerror(errno)), -1;
   for (i = 0; i <= old->n; i++) {
     for (g = 0; g < GROUP_COUNT; g++)
       if (at[g] == i) n[g] = group_write(g, f, scale);
@@ -94,11 +101,30 @@ static int write_merged(const char *path, const lines *old, int scale) {
   }
   for (g = 0; g < GROUP_COUNT; g++)
     if (n[g] < 0) failed = 1;
-  if (fclose(f) || failed || rename(tmp, path)) {
-    fprintf(stderr, "gen_suite: writing %s failed\n", path);
+  return fclose(f) || failed ? -1 : 0;
+}
+
+static int write_merged(const char *path, const lines *old, int scale) {
+  char tmp[4096], *text = NULL;
+  size_t len = 0;
+  int g, n[GROUP_COUNT];
+  FILE *f;
+  if (merge_to_memory(old, scale, n, &text, &len)) {
+    free(text);
+    return fprintf(stderr, "gen_suite: generating %s failed; it is unchanged\n", path), -1;
+  }
+  snprintf(tmp, sizeof tmp, "%s.tmp", path);
+  if (!(f = fopen(tmp, "w"))) {
+    free(text);
+    return fprintf(stderr, "gen_suite: cannot write %s: %s\n", tmp, strerror(errno)), -1;
+  }
+  if ((fwrite(text, 1, len, f) != len) | (fclose(f) != 0) || rename(tmp, path)) {
+    fprintf(stderr, "gen_suite: writing %s failed; it is unchanged\n", path);
     remove(tmp);
+    free(text);
     return -1;
   }
+  free(text);
   for (g = 0; g < GROUP_COUNT; g++) fprintf(stderr, "gen_suite: %d %s specs in %s\n", n[g], groups[g].name, path);
   return 0;
 }
