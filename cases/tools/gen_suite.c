@@ -107,7 +107,7 @@ static int merge_to_memory(const lines *old, int scale, int n[GROUP_COUNT], char
 static int write_merged(const char *path, const lines *old, int scale) {
   char tmp[4096], *text = NULL;
   size_t len = 0;
-  int g, n[GROUP_COUNT];
+  int g, n[GROUP_COUNT], bad;
   FILE *f;
   if (merge_to_memory(old, scale, n, &text, &len)) {
     free(text);
@@ -118,7 +118,9 @@ static int write_merged(const char *path, const lines *old, int scale) {
     free(text);
     return fprintf(stderr, "gen_suite: cannot write %s: %s\n", tmp, strerror(errno)), -1;
   }
-  if ((fwrite(text, 1, len, f) != len) | (fclose(f) != 0) || rename(tmp, path)) {
+  bad = fwrite(text, 1, len, f) != len;
+  bad |= fclose(f) != 0; /* closed even when the write fell short */
+  if (bad || rename(tmp, path)) {
     fprintf(stderr, "gen_suite: writing %s failed; it is unchanged\n", path);
     remove(tmp);
     free(text);
