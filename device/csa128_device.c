@@ -232,11 +232,12 @@ static int csa128_launch_attention(device_csa128 *k, const csa_dims *d, const cs
   long long batch = d->batch, seq = d->seq, heads = d->heads, kv_len = d->kv_len;
   long long past_capacity = d->past_capacity, present_capacity = d->present_capacity;
   float scale = d->scale;
+  unsigned early = 0;
   void *args[] = {&query,  &current_kv, &cache,  &sink,          &bias,
                   &has_bias, &bd0,      &bd1,    &bd2,           &bd3,
                   &y,      &scores,     &total,  &batch,         &seq,
                   &heads,  &kv_len,     &past_capacity, &present_capacity, &cache_fp8,
-                  &scale,  &gathered}; /* the reference's kernel takes all but the last */
+                  &scale,  &gathered, &early}; /* the reference's kernel takes all but the last two */
   const long long rows = batch * seq * heads, stride = CSA_DENSE_WINDOW + present_capacity;
   static const int kernel[CSA_ATTN_PASSES][CSA_TILINGS] = {
       [CSA_ATTN_GATHER] = {CSA128_K_ATTN_GATHER, CSA128_K_ATTN_GATHER, CSA128_K_ATTN_GATHER},
@@ -244,16 +245,11 @@ static int csa128_launch_attention(device_csa128 *k, const csa_dims *d, const cs
       [CSA_ATTN_SOFTMAX] = {CSA128_K_ATTN_SOFTMAX, CSA128_K_ATTN_SOFTMAX, CSA128_K_ATTN_SOFTMAX},
       [CSA_ATTN_VALUES] = {CSA128_K_ATTN_VALUES, CSA128_K_ATTN_VALUES, CSA128_K_ATTN_VALUES_WIDE},
   };
-  csa_attn_launch plan[CSA_ATTN_PASSES];
-  int i;
   if (rows == 0) return 0;
   if (k->variant == DEVICE_VARIANT_REFERENCE)
     return csa128_launch(k, CSA128_K_ATTENTION, csa_device_blocks(rows), REF_ATTN_THREADS, args);
-  csa_device_attention_plan(batch * seq, heads, stride, plan);
-  for (i = 0; i < CSA_ATTN_PASSES; i++)
-    if (csa128_launch(k, kernel[i][plan[i].tiling], plan[i].blocks, plan[i].threads, args))
-      return 1;
-  return 0;
+  return csa_device_launch_attention(k->base.rt, k->kernels, csa128_kernel_names, kernel, batch * seq, heads,
+                                     stride, args, &early);
 }
 
 /* The launches after the metadata passed the contract. */

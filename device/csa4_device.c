@@ -347,25 +347,20 @@ static int csa4_launch_attention(device_csa4 *k, csa4_step *st) {
   void *gathered = st->gathered;
   void *args[] = {&st->shape, &query, &current_kv, &cache, &selection, &sink,
                   &bias,      &y,     &scores,     &weights, &total};
-  void *fast_args[] = {&st->shape, &query, &current_kv, &cache,    &selection, &sink,
-                       &bias,      &y,     &scores,     &weights,  &gathered,  &total};
+  unsigned early = 0;
+  void *fast_args[] = {&st->shape, &query, &current_kv, &cache,    &selection, &sink,    &bias,
+                       &y,         &scores, &weights,   &gathered, &total,     &early};
   static const int kernel[CSA_ATTN_PASSES][CSA_TILINGS] = {
       [CSA_ATTN_GATHER] = {CSA4_K_ATTN_GATHER, CSA4_K_ATTN_GATHER, CSA4_K_ATTN_GATHER},
       [CSA_ATTN_SCORES] = {CSA4_K_ATTN_SCORES, CSA4_K_ATTN_SCORES_NARROW, CSA4_K_ATTN_SCORES_WIDE},
       [CSA_ATTN_SOFTMAX] = {CSA4_K_ATTN_SOFTMAX, CSA4_K_ATTN_SOFTMAX, CSA4_K_ATTN_SOFTMAX},
       [CSA_ATTN_VALUES] = {CSA4_K_ATTN_VALUES, CSA4_K_ATTN_VALUES, CSA4_K_ATTN_VALUES_WIDE},
   };
-  csa_attn_launch plan[CSA_ATTN_PASSES];
-  int i;
   if (k->variant == DEVICE_VARIANT_REFERENCE)
     return csa4_launch(k, CSA4_K_ATTENTION, csa_device_blocks(bs * p->heads), REF_ATTN_THREADS, args);
   if (p->heads == 0) return 0; /* no output row */
-  csa_device_attention_plan(bs, p->heads, stride, plan);
-  for (i = 0; i < CSA_ATTN_PASSES; i++)
-    if (csa4_launch(k, kernel[i][plan[i].tiling], plan[i].blocks, plan[i].threads,
-                    fast_args))
-      return 1;
-  return 0;
+  return csa_device_launch_attention(k->base.rt, k->kernels, csa4_kernel_names, kernel, bs, p->heads, stride,
+                                     fast_args, &early);
 }
 
 static int csa4_launch_part(device_csa4 *k, csa4_step *st, int part) {

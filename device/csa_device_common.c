@@ -220,5 +220,26 @@ void csa_device_attention_plan(long long bs_rows, long long heads, long long str
     plan[i].tiling = i == CSA_ATTN_SCORES ? scores : i == CSA_ATTN_VALUES ? values : CSA_TILING_ONE;
     plan[i].blocks = csa_device_blocks(units[i]);
     plan[i].threads = plan[i].tiling == CSA_TILING_NARROW ? CSA_NARROW_SCORE_THREADS : CSA_TILE_THREADS;
+    plan[i].chained = i > 0;
   }
+  for (i = 0; i + 1 < CSA_ATTN_PASSES; i++)
+    plan[i].release_early = plan[i].blocks + plan[i + 1].blocks <= CSA_CHAIN_MAX_BLOCKS;
+  plan[i].release_early = 0; /* what follows the values pass is launched plainly */
+}
+
+int csa_device_launch_attention(device_runtime *rt, void *const *kernels, const char *const *names,
+                                const int kernel[CSA_ATTN_PASSES][CSA_TILINGS], long long bs_rows,
+                                long long heads, long long stride, void **args, unsigned *early) {
+  csa_attn_launch plan[CSA_ATTN_PASSES];
+  int i;
+  csa_device_attention_plan(bs_rows, heads, stride, plan);
+  *early = 0;
+  for (i = 0; i < CSA_ATTN_PASSES; i++) *early |= (unsigned)plan[i].release_early << i;
+  for (i = 0; i < CSA_ATTN_PASSES; i++) {
+    const int id = kernel[i][plan[i].tiling];
+    if ((plan[i].chained ? device_runtime_launch_chained : device_runtime_launch)(
+            rt, kernels[id], names[id], plan[i].blocks, plan[i].threads, args))
+      return 1;
+  }
+  return 0;
 }

@@ -13,6 +13,7 @@
 #define DEVICE_CSA_DEVICE_COMMON_H
 
 #include "device/csa128_device.h" /* enum device_csa128_rc, device_tensor */
+#include "device/kernels/csa_attention_abi.h" /* csa_attn_pass */
 #include "device/runtime.h"
 #include "oracle/csa.h"
 #include "oracle/op_error.h"
@@ -101,15 +102,6 @@ unsigned long long csa_device_blocks(long long n);
 /* One cluster of `cluster` blocks per work item, at most CSA_DEVICE_MAX_GRID blocks (cluster-stride kernels). */
 unsigned long long csa_device_clusters(long long n, unsigned long long cluster);
 
-/* The fast attention's passes (csa_attention_tiles.h), in launch order. */
-typedef enum csa_attn_pass {
-  CSA_ATTN_GATHER,
-  CSA_ATTN_SCORES,
-  CSA_ATTN_SOFTMAX,
-  CSA_ATTN_VALUES,
-  CSA_ATTN_PASSES
-} csa_attn_pass;
-
 /*
 ** How a pass tiles its work (csa_attention_abi.h): one chain a thread, the
 ** narrow tiles (scores only, csa_attention_narrow.h) or the wide ones
@@ -118,12 +110,29 @@ typedef enum csa_attn_pass {
 */
 typedef enum csa_attn_tiling { CSA_TILING_ONE, CSA_TILING_NARROW, CSA_TILING_WIDE, CSA_TILINGS } csa_attn_tiling;
 
-/* One pass's launch: its tiling, its blocks (one a unit) and threads. */
+/*
+** One pass's launch: its tiling, its blocks (one a unit) and threads;
+** whether it is chained to the pass before it (device_runtime_launch_chained:
+** every pass but the first), and whether it releases the pass after it at
+** its start rather than at its end (csa_chain_release).
+*/
 typedef struct csa_attn_launch {
   csa_attn_tiling tiling;
   unsigned long long blocks;
   unsigned threads;
+  int chained, release_early;
 } csa_attn_launch;
+
+/*
+** A pass releases the next one at its start only when both grids fit on an
+** H200's 132 SMs side by side, a block a SM.  A released pass's blocks are
+** placed while the pass before still holds its SMs, so where the two grids
+** do not fit, the later one's blocks double up on SMs and its time grows by
+** more than the early start saves; released at the end, it still skips the
+** launch gap (docs/SPEED.md, fourteenth round).  A constant, like
+** CSA_WIDE_MIN_UNITS: chaining changes when a kernel starts, never its bytes.
+*/
+#define CSA_CHAIN_MAX_BLOCKS 132
 
 /*
 ** The launches of the four passes over bs_rows (b, s) row groups of `heads`
@@ -132,5 +141,15 @@ typedef struct csa_attn_launch {
 */
 void csa_device_attention_plan(long long bs_rows, long long heads, long long stride,
                                csa_attn_launch plan[CSA_ATTN_PASSES]);
+
+/*
+** Launches the plan's four passes: kernel[pass][tiling] indexes kernels and
+** names (the launcher's loaded kernels), every pass with the same args, whose
+** last is &*early (the passes' early_release argument), set here to the mask
+** of the passes that release early (bit 1 << pass).
+*/
+int csa_device_launch_attention(device_runtime *rt, void *const *kernels, const char *const *names,
+                                const int kernel[CSA_ATTN_PASSES][CSA_TILINGS], long long bs_rows,
+                                long long heads, long long stride, void **args, unsigned *early);
 
 #endif /* DEVICE_CSA_DEVICE_COMMON_H */

@@ -109,6 +109,11 @@ int device_runtime_launch(device_runtime *rt, void *kernel, const char *name,
   return 1;
 }
 
+int device_runtime_launch_chained(device_runtime *rt, void *kernel, const char *name,
+                                  unsigned long long grid, unsigned block, void **args) {
+  return device_runtime_launch(rt, kernel, name, grid, block, args);
+}
+
 int device_runtime_copy_to_host(device_runtime *rt, void *host, const void *dptr, size_t bytes) {
   (void)rt, (void)host, (void)dptr, (void)bytes;
   return 1;

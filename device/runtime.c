@@ -234,17 +234,44 @@ int device_runtime_kernel(device_runtime *rt, const char *file, const char *kern
   return 0;
 }
 
-int device_runtime_launch(device_runtime *rt, void *kernel, const char *name,
-                          unsigned long long grid, unsigned block, void **args) {
+/*
+** A chained launch carries the programmatic-serialization attribute, so the
+** kernel may start once every block of the kernel before it in the stream
+** has released it (griddepcontrol.launch_dependents, or its exit); the
+** kernel waits for that one's end itself (griddepcontrol.wait).  Captured,
+** the attribute becomes a programmatic edge of the graph.
+*/
+static int rt_launch(device_runtime *rt, void *kernel, const char *name, unsigned long long grid,
+                     unsigned block, void **args, int chained) {
   char what[RT_NAME_MAX + 64];
-  dim3 g, b;
+  cudaLaunchConfig_t config;
+  cudaLaunchAttribute attribute;
   if (grid == 0 || grid > 0x7fffffffull || block == 0 || block > 1024)
     return rt_fail(rt, "launch %s: bad shape grid %llu, block %u", name, grid, block);
-  g.x = (unsigned)grid;
-  b.x = block;
-  g.y = g.z = b.y = b.z = 1;
-  snprintf(what, sizeof what, "cudaLaunchKernel(%s)", name);
-  return rt_check(rt, cudaLaunchKernel((const void *)kernel, g, b, args, 0, rt->stream), what);
+  memset(&config, 0, sizeof config);
+  memset(&attribute, 0, sizeof attribute);
+  config.gridDim.x = (unsigned)grid;
+  config.blockDim.x = block;
+  config.gridDim.y = config.gridDim.z = config.blockDim.y = config.blockDim.z = 1;
+  config.stream = rt->stream;
+  if (chained) {
+    attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attribute.val.programmaticStreamSerializationAllowed = 1;
+    config.attrs = &attribute;
+    config.numAttrs = 1;
+  }
+  snprintf(what, sizeof what, "cudaLaunchKernelExC(%s%s)", name, chained ? ", chained" : "");
+  return rt_check(rt, cudaLaunchKernelExC(&config, (const void *)kernel, args), what);
+}
+
+int device_runtime_launch(device_runtime *rt, void *kernel, const char *name,
+                          unsigned long long grid, unsigned block, void **args) {
+  return rt_launch(rt, kernel, name, grid, block, args, 0);
+}
+
+int device_runtime_launch_chained(device_runtime *rt, void *kernel, const char *name,
+                                  unsigned long long grid, unsigned block, void **args) {
+  return rt_launch(rt, kernel, name, grid, block, args, 1);
 }
 
 int device_runtime_copy_to_host(device_runtime *rt, void *host, const void *dptr, size_t bytes) {

@@ -108,6 +108,15 @@ int device_runtime_launch(device_runtime *rt, void *kernel, const char *name,
                           unsigned long long grid, unsigned block, void **args);
 
 /*
+** device_runtime_launch, chained to the kernel before it in the stream
+** (programmatic dependent launch): the kernel may start before that one has
+** finished, so it must run griddepcontrol.wait before it reads that one's
+** output or writes memory (csa_kernel_common.h, csa_chain_wait).
+*/
+int device_runtime_launch_chained(device_runtime *rt, void *kernel, const char *name,
+                                  unsigned long long grid, unsigned block, void **args);
+
+/*
 ** Syncs, then copies bytes from the device address dptr (any allocation on
 ** this device, e.g. a pool slot) to host, then syncs; refused while capturing.
 */

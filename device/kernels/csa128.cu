@@ -340,37 +340,40 @@ struct csa128_row_at {
   }
 };
 
-#define CSA128_ATTENTION_KERNEL(name, threads, pass)                                                              \
+#define CSA128_ATTENTION_KERNEL(name, which, threads, pass)                                                       \
   extern "C" __global__ void __launch_bounds__(threads, CSA_TILE_MIN_BLOCKS * CSA_TILE_THREADS / (threads)) name( \
       const float *query, const float *current_kv, const nx_u8 *cache, const float *sink,                         \
       const float *bias, int has_bias, long long bd0, long long bd1, long long bd2, long long bd3, float *y,      \
       float *scores, const long long *total_ptr, long long batch, long long seq, long long heads,                 \
       long long kv_len, long long past_capacity, long long present_capacity, int cache_fp8, float scale,          \
-      float *gathered) {                                                                                          \
+      float *gathered, unsigned early_release) {                                                                  \
     const long long bias_dims[4] = {bd0, bd1, bd2, bd3};                                                          \
     const csa128_attention_shape shape = {seq, heads, kv_len, present_capacity,                                   \
                                           cache_fp8 ? CSA128_FP8_RECORD_K : CSA128_F32_RECORD_K, cache_fp8,       \
                                           scale, bias_dims};                                                      \
     csa_cursor cur;                                                                                               \
+    if ((early_release >> (which)) & 1u) csa_chain_release(); /* the plan's choice: csa_chain_wait */             \
     if (!csa128_cursor(&cur, total_ptr, seq, kv_len, past_capacity, present_capacity)) return;                    \
     {                                                                                                             \
       const csa128_row_at at = {&shape, &cur, query, current_kv, sink, has_bias ? bias : NULL, cache, y,          \
                                 scores, gathered};                                                                \
       pass;                                                                                                       \
     }                                                                                                             \
+    csa_chain_release(); /* else at the end: an exit before it releases too */                                    \
   }
 
-CSA128_ATTENTION_KERNEL(csa128_attn_gather, CSA_TILE_THREADS,
+CSA128_ATTENTION_KERNEL(csa128_attn_gather, CSA_ATTN_GATHER, CSA_TILE_THREADS,
                         csa_attn_gather(at, &cur, batch * seq, heads, CSA128_WINDOW_K + present_capacity))
-CSA128_ATTENTION_KERNEL(csa128_attn_scores, CSA_TILE_THREADS,
+CSA128_ATTENTION_KERNEL(csa128_attn_scores, CSA_ATTN_SCORES, CSA_TILE_THREADS,
                         csa_attn_scores_one(at, &cur, batch * seq, heads, CSA128_WINDOW_K + present_capacity))
-CSA128_ATTENTION_KERNEL(csa128_attn_scores_narrow, CSA_NARROW_SCORE_THREADS,
+CSA128_ATTENTION_KERNEL(csa128_attn_scores_narrow, CSA_ATTN_SCORES, CSA_NARROW_SCORE_THREADS,
                         csa_attn_scores_pairs(at, &cur, batch * seq, heads, CSA128_WINDOW_K + present_capacity))
-CSA128_ATTENTION_KERNEL(csa128_attn_softmax, CSA_TILE_THREADS, csa_attn_softmax(at, batch * seq * heads))
-CSA128_ATTENTION_KERNEL(csa128_attn_values, CSA_TILE_THREADS,
+CSA128_ATTENTION_KERNEL(csa128_attn_softmax, CSA_ATTN_SOFTMAX, CSA_TILE_THREADS,
+                        csa_attn_softmax(at, batch * seq * heads))
+CSA128_ATTENTION_KERNEL(csa128_attn_values, CSA_ATTN_VALUES, CSA_TILE_THREADS,
                         csa_attn_values_narrow(at, batch * seq, heads))
-CSA128_ATTENTION_KERNEL(csa128_attn_scores_wide, CSA_TILE_THREADS,
+CSA128_ATTENTION_KERNEL(csa128_attn_scores_wide, CSA_ATTN_SCORES, CSA_TILE_THREADS,
                         csa_attn_scores<csa_wide_scores>(at, &cur, batch * seq, heads,
                                                          CSA128_WINDOW_K + present_capacity))
-CSA128_ATTENTION_KERNEL(csa128_attn_values_wide, CSA_TILE_THREADS,
+CSA128_ATTENTION_KERNEL(csa128_attn_values_wide, CSA_ATTN_VALUES, CSA_TILE_THREADS,
                         csa_attn_values<csa_wide_values>(at, batch * seq, heads))

@@ -39,6 +39,15 @@
 */
 #define CSA_NARROW_MIN_UNITS 64
 
+/* The fast attention's passes, in launch order (bit 1 << pass of early_release). */
+typedef enum csa_attn_pass {
+  CSA_ATTN_GATHER,
+  CSA_ATTN_SCORES,
+  CSA_ATTN_SOFTMAX,
+  CSA_ATTN_VALUES,
+  CSA_ATTN_PASSES
+} csa_attn_pass;
+
 #ifdef __CUDACC__
 #define CSA_ABI_FN static __host__ __device__ __forceinline__
 #else

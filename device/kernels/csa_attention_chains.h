@@ -147,6 +147,7 @@ static __device__ void csa_attn_scores(const RowAt &row_at, const csa_cursor *cu
     for (j = 0; j < T::warp_heads; j++) acc[j] = 0.0f;
     row_at(bs * heads + h0, &r);
     live = csa_candidate(&r, cur, c, &kv, &rec);
+    csa_chain_wait();
     __syncthreads(); /* the previous unit is done with qs and ks */
     if (c0 < r.count) { /* else the tile is wholly past the candidates, all -inf (block-uniform) */
       float4 qf[T::q_loads], kf[T::k_loads];
@@ -247,6 +248,7 @@ static __device__ void csa_attn_values(const RowAt &row_at, long long bs_rows, l
 #pragma unroll
     for (j = 0; j < T::warp_heads; j++) acc[j] = csa_zero4();
     row_at(bs * heads + h0, &r);
+    csa_chain_wait();
     csa_values_load<T>(pf, vf, &r, heads, h0, 0, d0);
     for (c0 = 0; c0 < r.count; c0 += T::chunk) {
       const int n = (int)csa_min_ll(T::chunk, r.count - c0);

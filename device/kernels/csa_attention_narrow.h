@@ -57,6 +57,7 @@ static __device__ void csa_attn_scores_pairs(const RowAt &row_at, const csa_curs
     row_at(bs * heads + h0, &r);
     live[0] = csa_candidate(&r, cur, c0 + cl, &kv, &rec);
     live[1] = csa_candidate(&r, cur, c0 + cl + 16, &kv, &rec);
+    csa_chain_wait();
     __syncthreads(); /* the previous unit is done with qs and ks */
     if (c0 < r.count) { /* else the tile is wholly past the candidates, all -inf (block-uniform) */
       float4 qf[T::q_loads], kf[T::k_loads];

@@ -154,6 +154,7 @@ static __device__ void csa_attn_softmax(const RowAt &row_at, long long rows) {
     long long c0, c;
     int off, i, j;
     row_at(row, &r);
+    csa_chain_wait();
     for (c = tid; c < r.stride; c += CSA_TILE_THREADS) m = nx_maxf(m, r.scores[c]);
     for (off = 16; off > 0; off /= 2) m = nx_maxf(m, __shfl_xor_sync(0xffffffffu, m, off));
     __syncthreads(); /* the previous row is done with wmax, batch and den */
@@ -293,6 +294,7 @@ static __device__ void csa_attn_scores_one(const RowAt &row_at, const csa_cursor
     int live, d0, i;
     row_at(bs * heads + h0, &r);
     live = csa_candidate(&r, cur, c, &kv, &rec);
+    csa_chain_wait();
     __syncthreads(); /* the previous unit is done with qs and ks */
     if (c0 < r.count) { /* else the tile is wholly past the candidates, all -inf (block-uniform) */
       float4 kf[CSA_ONE_KEY_LOADS], qf[CSA_ONE_QUERY_LOADS];
@@ -422,6 +424,7 @@ static __device__ void csa_attn_values_narrow(const RowAt &row_at, long long bs_
     long long c0;
     int i, j;
     row_at(bs * heads + h0, &r);
+    csa_chain_wait();
     csa_narrow_values_load(pf, vf, &r, heads, h0, 0, d0);
     for (c0 = 0; c0 < r.count; c0 += CSA_NARROW_VALUE_CHUNK) {
       const int n = (int)csa_min_ll(CSA_NARROW_VALUE_CHUNK, r.count - c0);

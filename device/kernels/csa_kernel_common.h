@@ -35,6 +35,24 @@ static __device__ __forceinline__ long long csa_div_ll(long long a, long long b)
   return ((unsigned long long)(a | b) >> 31) == 0 ? (long long)((unsigned)a / (unsigned)b) : a / b;
 }
 
+/*
+** Chained launches (programmatic dependent launch).  The host may launch an
+** attention pass chained to the pass before it (csa_device_attention_plan):
+** the pass's blocks then start while the one before still runs, and do the
+** work that reads only the step's inputs (the cursor, the row, the
+** candidates' indices) meanwhile.  Every pass releases its dependents
+** first thing; a chained pass must reach csa_chain_wait, which returns once
+** the pass before has finished and its writes are visible, before it reads
+** that pass's output or writes anything.  In a pass launched plainly both are
+** no-ops.  The wait holds transitively: a pass finishes only after its own
+** blocks have waited, so the passes before it have finished too.
+*/
+static __device__ __forceinline__ void csa_chain_release(void) {
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+}
+
+static __device__ __forceinline__ void csa_chain_wait(void) { asm volatile("griddepcontrol.wait;" ::: "memory"); }
+
 static __device__ __forceinline__ float csa_neg_inf(void) {
   return nx_f32_from_bits(NX_CSA_NEG_INF_BITS);
 }
