@@ -222,9 +222,11 @@ void csa_device_attention_plan(long long bs_rows, long long heads, long long str
     plan[i].threads = plan[i].tiling == CSA_TILING_NARROW ? CSA_NARROW_SCORE_THREADS : CSA_TILE_THREADS;
     plan[i].chained = i > 0;
   }
-  for (i = 0; i + 1 < CSA_ATTN_PASSES; i++)
-    plan[i].release_early = plan[i].blocks + plan[i + 1].blocks <= CSA_CHAIN_MAX_BLOCKS;
-  plan[i].release_early = 0; /* what follows the values pass is launched plainly */
+  for (i = 0; i < CSA_ATTN_PASSES; i++) {
+    /* what follows the values pass is launched plainly */
+    plan[i].release_early = i + 1 < CSA_ATTN_PASSES && plan[i + 1].blocks <= CSA_CHAIN_MAX_BLOCKS;
+    plan[i].sm_alone = i > 0 && plan[i - 1].release_early;
+  }
 }
 
 int csa_device_launch_attention(device_runtime *rt, void *const *kernels, const char *const *names,
@@ -237,9 +239,9 @@ int csa_device_launch_attention(device_runtime *rt, void *const *kernels, const 
   for (i = 0; i < CSA_ATTN_PASSES; i++) *early |= (unsigned)plan[i].release_early << i;
   for (i = 0; i < CSA_ATTN_PASSES; i++) {
     const int id = kernel[i][plan[i].tiling];
-    if ((plan[i].chained ? device_runtime_launch_chained : device_runtime_launch)(
-            rt, kernels[id], names[id], plan[i].blocks, plan[i].threads, args))
-      return 1;
+    const unsigned how =
+        (plan[i].chained ? DEVICE_LAUNCH_CHAINED : 0u) | (plan[i].sm_alone ? DEVICE_LAUNCH_SM_ALONE : 0u);
+    if (device_runtime_launch_as(rt, kernels[id], names[id], plan[i].blocks, plan[i].threads, args, how)) return 1;
   }
   return 0;
 }

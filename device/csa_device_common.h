@@ -111,26 +111,29 @@ unsigned long long csa_device_clusters(long long n, unsigned long long cluster);
 typedef enum csa_attn_tiling { CSA_TILING_ONE, CSA_TILING_NARROW, CSA_TILING_WIDE, CSA_TILINGS } csa_attn_tiling;
 
 /*
-** One pass's launch: its tiling, its blocks (one a unit) and threads;
-** whether it is chained to the pass before it (device_runtime_launch_chained:
-** every pass but the first), and whether it releases the pass after it at
-** its start rather than at its end (csa_chain_release).
+** One pass's launch: its tiling, its blocks (one a unit) and threads; whether
+** it is chained to the pass before it (DEVICE_LAUNCH_CHAINED: every pass but
+** the first), whether it releases the pass after it at its start rather than
+** at its end (csa_chain_release), and whether its blocks take an SM each
+** (DEVICE_LAUNCH_SM_ALONE).
 */
 typedef struct csa_attn_launch {
   csa_attn_tiling tiling;
   unsigned long long blocks;
   unsigned threads;
-  int chained, release_early;
+  int chained, release_early, sm_alone;
 } csa_attn_launch;
 
 /*
-** A pass releases the next one at its start only when both grids fit on an
-** H200's 132 SMs side by side, a block a SM.  A released pass's blocks are
-** placed while the pass before still holds its SMs, so where the two grids
-** do not fit, the later one's blocks double up on SMs and its time grows by
-** more than the early start saves; released at the end, it still skips the
-** launch gap (docs/SPEED.md, fourteenth round).  A constant, like
-** CSA_WIDE_MIN_UNITS: chaining changes when a kernel starts, never its bytes.
+** A pass releases the next one at its start only when the next one's grid
+** is one wave of a block a SM on an H200's 132 SMs, and then that pass's
+** blocks take an SM each.  Released early, a pass's blocks are placed while
+** the pass before still holds SMs, and the scheduler doubled them up on the
+** SMs left free: the pass then ran longer than the early start saved
+** (ratio 4: 30 -> 34 us).  With an SM each it gains (30 -> 27).  Otherwise
+** a pass releases the next at its end, which still skips the launch gap
+** (docs/SPEED.md, fourteenth round).  A constant, like CSA_WIDE_MIN_UNITS:
+** chaining changes when a kernel starts, never its bytes.
 */
 #define CSA_CHAIN_MAX_BLOCKS 132
 

@@ -109,8 +109,9 @@ int device_runtime_launch(device_runtime *rt, void *kernel, const char *name,
   return 1;
 }
 
-int device_runtime_launch_chained(device_runtime *rt, void *kernel, const char *name,
-                                  unsigned long long grid, unsigned block, void **args) {
+int device_runtime_launch_as(device_runtime *rt, void *kernel, const char *name,
+                             unsigned long long grid, unsigned block, void **args, unsigned how) {
+  (void)how;
   return device_runtime_launch(rt, kernel, name, grid, block, args);
 }
 

@@ -35,8 +35,11 @@ typedef struct rt_kernel {
   cudaKernel_t kernel;
 } rt_kernel;
 
+#define RT_STATIC_SMEM_MAX (48 * 1024) /* a kernel's static __shared__ bytes, at most */
+
 struct device_runtime {
   int ordinal, sm;
+  int alone_smem; /* dynamic shared memory that leaves no room for a second block on an SM; 0 if none fits */
   cudaStream_t stream;
   unsigned *latch; /* the capture-error word */
   cudaEvent_t timer_start, timer_stop; /* for device_graph_time; created on first use */
@@ -97,7 +100,7 @@ const char *device_runtime_error(const device_runtime *rt) { return rt ? rt->err
 
 int device_runtime_create(int ordinal, device_runtime **out, char *err, size_t err_len) {
   device_runtime *rt = calloc(1, sizeof *rt);
-  int count = 0, major = 0, minor = 0;
+  int count = 0, major = 0, minor = 0, sm_smem = 0, block_smem = 0;
 
   *out = NULL;
   if (!rt) {
@@ -115,6 +118,10 @@ int device_runtime_create(int ordinal, device_runtime **out, char *err, size_t e
                "cudaDeviceGetAttribute(compute capability major)") ||
       rt_check(rt, cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, ordinal),
                "cudaDeviceGetAttribute(compute capability minor)") ||
+      rt_check(rt, cudaDeviceGetAttribute(&sm_smem, cudaDevAttrMaxSharedMemoryPerMultiprocessor, ordinal),
+               "cudaDeviceGetAttribute(shared memory per SM)") ||
+      rt_check(rt, cudaDeviceGetAttribute(&block_smem, cudaDevAttrMaxSharedMemoryPerBlockOptin, ordinal),
+               "cudaDeviceGetAttribute(shared memory per block, opt-in)") ||
       rt_check(rt, cudaStreamCreateWithFlags(&rt->stream, cudaStreamNonBlocking),
                "cudaStreamCreateWithFlags(non-blocking)") ||
       rt_check(rt, cudaMalloc((void **)&rt->latch, sizeof *rt->latch),
@@ -124,6 +131,8 @@ int device_runtime_create(int ordinal, device_runtime **out, char *err, size_t e
       rt_check(rt, cudaStreamSynchronize(rt->stream), "cudaStreamSynchronize(create)"))
     goto fail;
   rt->sm = major * 10 + minor;
+  /* Half the SM's shared memory on top of a kernel's static 48 KiB at most, where a block may have that much. */
+  rt->alone_smem = sm_smem / 2 + RT_STATIC_SMEM_MAX <= block_smem ? sm_smem / 2 : 0;
   rt->error[0] = '\0';
   *out = rt;
   return 0;
@@ -235,32 +244,43 @@ int device_runtime_kernel(device_runtime *rt, const char *file, const char *kern
 }
 
 /*
-** A chained launch carries the programmatic-serialization attribute, so the
+** DEVICE_LAUNCH_CHAINED adds the programmatic-serialization attribute, so the
 ** kernel may start once every block of the kernel before it in the stream
 ** has released it (griddepcontrol.launch_dependents, or its exit); the
 ** kernel waits for that one's end itself (griddepcontrol.wait).  Captured,
 ** the attribute becomes a programmatic edge of the graph.
+** DEVICE_LAUNCH_SM_ALONE reserves rt->alone_smem of dynamic shared memory,
+** which the kernel does not use: the block scheduler then cannot place two
+** of its blocks on one SM, also while the kernel before still holds SMs.
 */
 static int rt_launch(device_runtime *rt, void *kernel, const char *name, unsigned long long grid,
-                     unsigned block, void **args, int chained) {
+                     unsigned block, void **args, unsigned how) {
   char what[RT_NAME_MAX + 64];
   cudaLaunchConfig_t config;
-  cudaLaunchAttribute attribute;
+  cudaLaunchAttribute chained;
   if (grid == 0 || grid > 0x7fffffffull || block == 0 || block > 1024)
     return rt_fail(rt, "launch %s: bad shape grid %llu, block %u", name, grid, block);
   memset(&config, 0, sizeof config);
-  memset(&attribute, 0, sizeof attribute);
+  memset(&chained, 0, sizeof chained);
   config.gridDim.x = (unsigned)grid;
   config.blockDim.x = block;
   config.gridDim.y = config.gridDim.z = config.blockDim.y = config.blockDim.z = 1;
   config.stream = rt->stream;
-  if (chained) {
-    attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attribute.val.programmaticStreamSerializationAllowed = 1;
-    config.attrs = &attribute;
+  if (how & DEVICE_LAUNCH_CHAINED) {
+    chained.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    chained.val.programmaticStreamSerializationAllowed = 1;
+    config.attrs = &chained;
     config.numAttrs = 1;
   }
-  snprintf(what, sizeof what, "cudaLaunchKernelExC(%s%s)", name, chained ? ", chained" : "");
+  if ((how & DEVICE_LAUNCH_SM_ALONE) && rt->alone_smem) {
+    snprintf(what, sizeof what, "cudaKernelSetAttributeForDevice(%s, max dynamic shared memory)", name);
+    if (rt_check(rt, cudaKernelSetAttributeForDevice((cudaKernel_t)kernel,
+                                                     cudaFuncAttributeMaxDynamicSharedMemorySize, rt->alone_smem,
+                                                     rt->ordinal), what))
+      return 1;
+    config.dynamicSmemBytes = (size_t)rt->alone_smem;
+  }
+  snprintf(what, sizeof what, "cudaLaunchKernelExC(%s, how %u)", name, how);
   return rt_check(rt, cudaLaunchKernelExC(&config, (const void *)kernel, args), what);
 }
 
@@ -269,9 +289,9 @@ int device_runtime_launch(device_runtime *rt, void *kernel, const char *name,
   return rt_launch(rt, kernel, name, grid, block, args, 0);
 }
 
-int device_runtime_launch_chained(device_runtime *rt, void *kernel, const char *name,
-                                  unsigned long long grid, unsigned block, void **args) {
-  return rt_launch(rt, kernel, name, grid, block, args, 1);
+int device_runtime_launch_as(device_runtime *rt, void *kernel, const char *name,
+                             unsigned long long grid, unsigned block, void **args, unsigned how) {
+  return rt_launch(rt, kernel, name, grid, block, args, how);
 }
 
 int device_runtime_copy_to_host(device_runtime *rt, void *host, const void *dptr, size_t bytes) {

@@ -108,13 +108,17 @@ int device_runtime_launch(device_runtime *rt, void *kernel, const char *name,
                           unsigned long long grid, unsigned block, void **args);
 
 /*
-** device_runtime_launch, chained to the kernel before it in the stream
-** (programmatic dependent launch): the kernel may start before that one has
-** finished, so it must run griddepcontrol.wait before it reads that one's
-** output or writes memory (csa_kernel_common.h, csa_chain_wait).
+** device_runtime_launch with options, `how` a set of:
+** - DEVICE_LAUNCH_CHAINED: chained to the kernel before it in the stream
+**   (programmatic dependent launch).  The kernel may start before that one
+**   has finished, so it must run griddepcontrol.wait before it reads that
+**   one's output or writes memory (csa_kernel_common.h, csa_chain_wait).
+** - DEVICE_LAUNCH_SM_ALONE: no two of its blocks share an SM (it reserves
+**   shared memory it does not use; where the device cannot, a plain launch).
 */
-int device_runtime_launch_chained(device_runtime *rt, void *kernel, const char *name,
-                                  unsigned long long grid, unsigned block, void **args);
+enum { DEVICE_LAUNCH_CHAINED = 1u, DEVICE_LAUNCH_SM_ALONE = 2u };
+int device_runtime_launch_as(device_runtime *rt, void *kernel, const char *name,
+                             unsigned long long grid, unsigned block, void **args, unsigned how);
 
 /*
 ** Syncs, then copies bytes from the device address dptr (any allocation on
