@@ -16,10 +16,10 @@
 #define COMPRESSOR_WHY                                                                                     \
   "one record's latency chain: the carry and cursor loads, the pool's exps, the cluster barrier, the "     \
   "ordered RMS chain, the quantizer (docs/SPEED.md, tenth and twelfth rounds)"
-#define ATTENTION_WHY                                                                                       \
-  "four dependent passes: the graph's first launch and three kernel boundaries (about 6 us), each pass's " \
-  "dependent loads, and 512- and 640-term ordered chains on one or two warps a scheduler "                 \
-  "(docs/SPEED.md, ninth and twelfth rounds)"
+#define ATTENTION_WHY                                                                                  \
+  "four dependent passes, chained: the graph's first launch (about 2.8 us), each pass's wait on the one " \
+  "before and its dependent loads, and 512- and 640-term ordered chains on one or two warps a "           \
+  "scheduler (docs/SPEED.md, ninth, twelfth and fourteenth rounds)"
 
 /*
 ** The issue's numbers ("Numbers it must reach"), at the shapes it names:
