@@ -32,7 +32,7 @@ Test(report_targets, attention_at_b1_is_held_to_20_us_and_says_how_far_off_and_w
   cr_assert_eq(verdict("csa4 sink attention", "pos 65536, B=1", 1, 30.4, 0, 0), 1);
   expect_has("<= 20 us");
   expect_has("30.4 us, 10.4 us over (1.52x)");
-  expect_why("kernel boundaries");
+  expect_why("chained");
   expect_lacks("reached");
   cr_assert_eq(verdict("csa128 sink attention", "pos 4096, B=1", 1, 19.9, 1, 25000.0), 1);
   expect_has("19.9 us, reached");
