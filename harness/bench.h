@@ -57,6 +57,32 @@ const char *bench_timing_name(bench_timing t);
 int bench_timing_parse(const char *name, bench_timing *t);
 
 /* What a bench command was asked for. */
+/*
+** --oracle-threads: instead of the table, the oracle's time of each shape's
+** decode step at n thread counts (the first the baseline), `runs` timed runs
+** of each after one untimed, the counts alternated run by run (bench_scaling.c).
+*/
+#define BENCH_SCALING_MAX 4
+#define BENCH_SCALING_RUNS 5
+#define BENCH_SCALING_RUNS_MAX 1000
+typedef struct bench_scaling {
+  int threads[BENCH_SCALING_MAX], n;
+  int runs;
+} bench_scaling;
+
+/* Parses LIST ("1,2", "1,16"): 2 to BENCH_SCALING_MAX counts from 1 to ORACLE_THREADS_MAX; runs set to the default. */
+int bench_scaling_parse(const char *list, bench_scaling *sc, char *err, size_t len);
+
+/* Prints the scaling table's header. */
+void bench_scaling_header(const bench_scaling *sc);
+
+/*
+** Times run(ctx) as bench_scaling says and prints label's row: each count's
+** best and median ms, each later count's speedup over the first.  Leaves the
+** thread count at its default.  0, or -1 when a run failed.
+*/
+int bench_scaling_row(const bench_scaling *sc, const char *label, int (*run)(void *ctx), void *ctx);
+
 typedef struct bench_opts {
   int runs;             /* CUDA-event-timed replays a figure, >= 20 */
   bench_timing timing;
@@ -65,6 +91,7 @@ typedef struct bench_opts {
   session *ses;         /* ses->have_device: device figures at all */
   bench_record *rec;
   report_target_log *targets; /* each line's verdict against issue 8's targets, NULL: none kept */
+  const bench_scaling *scaling; /* --oracle-threads: the scaling table alone, NULL: the bench table */
 } bench_opts;
 
 /* One variant's figure for a line: median and minimum replay, in microseconds. */

@@ -182,6 +182,13 @@ static int time_oracle(const csa_chain_ratio *r, csa_step *s, double *ms) {
   return bench_oracle_ms(run_oracle, &o, ms);
 }
 
+/* --oracle-threads: the shape's scaling row instead (bench_scaling_row). */
+static int scale_oracle(const bench_scaling *sc, const char *label, const csa_chain_ratio *r, csa_step *s) {
+  oracle_run o;
+  o.r = r, o.s = s;
+  return bench_scaling_row(sc, label, run_oracle, &o);
+}
+
 /* One variant: eager check, then each stage's graph timed into lines[i].t[v]; an exit code. */
 static int time_variant(const bench_opts *o, const csa_chain_ratio *r, csa_step *s, device_variant v,
                         const csa_stage *st, int n_st, bench_line *lines) {
@@ -241,16 +248,20 @@ int bench_csa_lines(const bench_opts *o) {
     csa_dims d;
     op_error verr;
     double oracle_ms = -1;
-    char err[1024] = "";
+    char label[256], err[1024] = "";
     int j, v, rc = EXIT_CODE_PASS;
-    snprintf(err, sizeof err, "csa%d pos %lld, B=%lld", sh->ratio, sh->position, sh->batch);
-    if (!bench_shape_selected(o, err)) continue;
-    err[0] = '\0';
-    if (load_shape(sh, &c, &r, &s, err, sizeof err) != 0 || time_oracle(r, &s, &oracle_ms) != 0) {
+    snprintf(label, sizeof label, "csa%d pos %lld, B=%lld", sh->ratio, sh->position, sh->batch);
+    if (!bench_shape_selected(o, label)) continue;
+    if (load_shape(sh, &c, &r, &s, err, sizeof err) != 0 ||
+        (o->scaling ? scale_oracle(o->scaling, label, r, &s) : time_oracle(r, &s, &oracle_ms)) != 0) {
       fprintf(stderr, "bitgate bench: ratio %d position %lld B=%lld: %s%s\n", sh->ratio, sh->position, sh->batch,
               err, s.err.message);
       if (r) r->release(&s);
       if (status != EXIT_CODE_FAIL) status = EXIT_CODE_ENV;
+      continue;
+    }
+    if (o->scaling) { /* the scaling row is the shape's whole output */
+      r->release(&s);
       continue;
     }
     for (j = 0; j < s.n_in; j++) in[j] = s.in[j].dt == DTYPE_NONE ? NULL : &s.in[j];

@@ -83,6 +83,13 @@ static int is_oracle(is_bench *x, double *ms, op_error *err) {
   return bench_oracle_ms(is_oracle_once, &o, ms);
 }
 
+/* --oracle-threads: the shape's scaling row instead (bench_scaling_row). */
+static int is_scale(const bench_scaling *sc, const char *label, is_bench *x, op_error *err) {
+  is_oracle_run o;
+  o.x = x, o.err = err;
+  return bench_scaling_row(sc, label, is_oracle_once, &o);
+}
+
 /* One variant's eager check and captured step into *t; an exit code. */
 static int is_time(const bench_opts *o, is_bench *x, device_variant v, bench_time *t, char *err, size_t len) {
   device_runtime *rt = o->ses->env.rt;
@@ -122,20 +129,24 @@ int bench_index_share_lines(const bench_opts *o) {
       static is_bench x;
       bench_line l;
       op_error oerr;
-      char err[1024] = "";
+      char label[256], err[1024] = "";
       int rc = EXIT_CODE_PASS;
       memset(&l, 0, sizeof l);
       op_error_clear(&oerr);
       snprintf(l.kernel, sizeof l.kernel, "IndexShare decode step");
       snprintf(l.shape, sizeof l.shape, "K=%d, heads %lld, B=%lld", IS_BENCH_K, heads[hi], batches[bi]);
-      snprintf(err, sizeof err, "IndexShare %s", l.shape);
-      if (!bench_shape_selected(o, err)) continue;
-      err[0] = '\0';
+      snprintf(label, sizeof label, "IndexShare %s", l.shape);
+      if (!bench_shape_selected(o, label)) continue;
       is_work(batches[bi], heads[hi], &l.bytes, &l.fp32);
-      if (is_load(batches[bi], heads[hi], &x, err, sizeof err) != 0 || is_oracle(&x, &l.oracle_ms, &oerr) != 0) {
+      if (is_load(batches[bi], heads[hi], &x, err, sizeof err) != 0 ||
+          (o->scaling ? is_scale(o->scaling, label, &x, &oerr) : is_oracle(&x, &l.oracle_ms, &oerr)) != 0) {
         fprintf(stderr, "bitgate bench: IndexShare %s: %s%s\n", l.shape, err, oerr.message);
         cases_is_release(x.in, x.out);
         if (status != EXIT_CODE_FAIL) status = EXIT_CODE_ENV;
+        continue;
+      }
+      if (o->scaling) { /* the scaling row is the shape's whole output */
+        cases_is_release(x.in, x.out);
         continue;
       }
       for (v = 0; v < DEVICE_VARIANT_COUNT && o->ses->have_device; v++)

@@ -32,7 +32,8 @@ static const char bench_help[] =
     "                     [--timing held|submit] [--db PATH]\n"
     "       bitgate bench --trend [--last N] [--variant V] [--filter GLOB]\n"
     "                     [--timing held|submit|sync] [--db PATH]\n"
-    "       bitgate bench --targets [--run ID|latest] [--db PATH]\n\n"
+    "       bitgate bench --targets [--run ID|latest] [--db PATH]\n"
+    "       bitgate bench --oracle-threads N,M[,...] [--oracle-runs R] [--filter GLOB]\n\n"
     "Times, with the fast and the reference kernels side by side, each stage of a\n"
     "CSA decode step (S = 1, 64 heads, FP8 cache) and the whole step: ratio 128 at\n"
     "positions 4096 and 65536 (B = 1); ratio 4 with 64 index heads and topk 512\n"
@@ -69,7 +70,15 @@ static const char bench_help[] =
     "'*sink attention*B=1'); --variant and --timing keep one (default: all).\n\n"
     "--targets times nothing and needs no GPU: it prints the verdicts of one\n"
     "recorded bench run (--run, default the latest) against issue 8's targets,\n"
-    "as a run on a GPU prints them under its table.\n\n" EXIT_CODES_HELP;
+    "as a run on a GPU prints them under its table.\n\n"
+    "--oracle-threads N,M[,...] times no kernel and needs no GPU: for each shape\n"
+    "it times the oracle's decode step at each thread count (2 to 4 counts, as\n"
+    "BITGATE_ORACLE_THREADS would set them), R timed runs of each (--oracle-runs,\n"
+    "default 5) after one untimed, the counts taking turns run by run so that a\n"
+    "busy host's drift falls on all of them alike.  It prints each count's best\n"
+    "and median ms and the first count's time over each other's: the oracle's\n"
+    "speedup on that many threads (e.g. --oracle-threads 1,2 on 2 cores, 1,16 on\n"
+    "16).  Nothing is recorded.\n\n" EXIT_CODES_HELP;
 
 /* --trend: the recorded figures of db, read-only (reports/report_trend.h). */
 static int bench_trend(const char *db, const report_trend_opts *t) {
@@ -96,7 +105,9 @@ int cmd_bench(int argc, char **argv) {
   static report_target_log targets; /* 32 KB: kept off the stack */
   unsigned long long last = 10;
   const char *v, *db = "bitgate.db", *runs_arg = NULL, *last_arg = NULL, *timing_arg = NULL, *run_arg = NULL;
-  const char *variant_arg = NULL;
+  const char *variant_arg = NULL, *scaling_arg = NULL, *scaling_runs_arg = NULL;
+  bench_scaling scaling;
+  char err[256];
   int i, r, status, trend = 0, targets_only = 0;
   memset(&o, 0, sizeof o);
   o.variants = 1u << DEVICE_VARIANT_FAST | 1u << DEVICE_VARIANT_REFERENCE;
@@ -130,9 +141,36 @@ int cmd_bench(int argc, char **argv) {
       if (r < 0) return EXIT_CODE_USAGE;
     } else if ((r = cli_option_value("bench", argc, argv, &i, "--db", &db)) != 0) {
       if (r < 0) return EXIT_CODE_USAGE;
+    } else if ((r = cli_option_value("bench", argc, argv, &i, "--oracle-threads", &scaling_arg)) != 0) {
+      if (r < 0) return EXIT_CODE_USAGE;
+    } else if ((r = cli_option_value("bench", argc, argv, &i, "--oracle-runs", &scaling_runs_arg)) != 0) {
+      if (r < 0) return EXIT_CODE_USAGE;
     } else {
       return cli_usage_error("bench", "unknown argument '%s'", argv[i]);
     }
+  }
+  if (scaling_runs_arg && !scaling_arg)
+    return cli_usage_error("bench", "--oracle-runs '%s' needs --oracle-threads", scaling_runs_arg);
+  if (scaling_arg) {
+    unsigned long long n = 0;
+    const char *stray = trend ? "--trend" : targets_only ? "--targets" : run_arg ? "--run" : last_arg ? "--last"
+                        : runs_arg ? "--runs" : variant_arg ? "--variant" : timing_arg ? "--timing" : NULL;
+    if (stray) return cli_usage_error("bench", "%s: --oracle-threads times the oracle alone", stray);
+    if (bench_scaling_parse(scaling_arg, &scaling, err, sizeof err) != 0) return cli_usage_error("bench", "%s", err);
+    if (scaling_runs_arg) {
+      if (cli_parse_u64(scaling_runs_arg, &n) || n < 1 || n > BENCH_SCALING_RUNS_MAX)
+        return cli_usage_error("bench", "--oracle-runs '%s' is not a number from 1 to %d", scaling_runs_arg,
+                               BENCH_SCALING_RUNS_MAX);
+      scaling.runs = (int)n;
+    }
+    session_open(&ses, 1u << LANE_ORACLE, 0);
+    o.ses = &ses;
+    o.scaling = &scaling;
+    bench_scaling_header(&scaling);
+    status = bench_csa_lines(&o);
+    status = worse(status, bench_index_share_lines(&o));
+    session_close(&ses);
+    return status;
   }
   if (targets_only) {
     const char *stray = trend ? "--trend" : runs_arg ? "--runs" : last_arg ? "--last" : variant_arg ? "--variant"

@@ -276,6 +276,50 @@ static void bench_targets_name_printed_lines(const char *out) {
   }
 }
 
+/*
+** --oracle-threads: a row a shape with each count's best and median and the
+** speedup over the first count, no device figures; bad lists are refused
+** naming what was wrong.
+*/
+Test(cli, bench_oracle_threads_prints_a_scaling_row_a_shape) {
+  static char out[4096];
+  const char *row;
+  double best1, med1, best2, med2, up_best, up_med;
+  outcome *o = RUN(NULL, "bench", "--oracle-threads", "1,2", "--oracle-runs", "2", "--filter", "csa128 pos 4096*");
+  cr_assert_eq(o->status, 0, "%s", o->err);
+  snprintf(out, sizeof out, "%.4000s", o->out);
+  cr_expect(strstr(out, "best / median of 2 runs a count") && strstr(out, "1 thread") && strstr(out, "2 threads"),
+            "%s", out);
+  cr_expect(!strstr(out, "csa4") && !strstr(out, "IndexShare") && !strstr(out, "fast us"), "one shape, no table: %s",
+            out);
+  row = strstr(out, "csa128 pos 4096, B=1 ");
+  cr_assert_not_null(row, "%s", out);
+  cr_assert_eq(sscanf(row + strlen("csa128 pos 4096, B=1 "), " %lf / %lf %lf / %lf %lfx / %lfx", &best1, &med1, &best2,
+                      &med2, &up_best, &up_med),
+               6, "%s", row);
+  cr_expect(best1 > 0 && best1 <= med1 && best2 > 0 && best2 <= med2, "%s", row);
+  cr_expect(up_best > 0.995 * best1 / best2 && up_best < 1.005 * best1 / best2, "speedup is best / best: %s", row);
+  o = RUN(NULL, "bench", "--oracle-threads", "1,2", "--oracle-runs", "1", "--filter", "csa4 pos 4096*");
+  cr_expect_eq(o->status, 0, "%s", o->err);
+  cr_expect(strstr(o->out, "csa4 pos 4096, B=1 ") != NULL, "%s", o->out);
+  {
+    static const char *const bad[] = {"1", "0,2", "1,2,", "1,a", "1,,2", "-1,2", "1,2,3,4,5", "1, 2"};
+    size_t i;
+    for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+      o = RUN(NULL, "bench", "--oracle-threads", bad[i]);
+      cr_expect_eq(o->status, 2, "'%s' is refused", bad[i]);
+      cr_expect(strstr(o->err, "--oracle-threads '") && strstr(o->err, "expected 2 to 4 thread counts"), "'%s': %s",
+                bad[i], o->err);
+    }
+  }
+  o = RUN(NULL, "bench", "--oracle-threads", "1,2", "--oracle-runs", "0");
+  cr_expect(o->status == 2 && strstr(o->err, "--oracle-runs '0' is not a number from 1 to 1000"), "%s", o->err);
+  o = RUN(NULL, "bench", "--oracle-runs", "3");
+  cr_expect(o->status == 2 && strstr(o->err, "--oracle-runs '3' needs --oracle-threads"), "%s", o->err);
+  o = RUN(NULL, "bench", "--oracle-threads", "1,2", "--variant", "fast");
+  cr_expect(o->status == 2 && strstr(o->err, "--variant: --oracle-threads times the oracle alone"), "%s", o->err);
+}
+
 Test(cli, bench_prints_oracle_figures_and_says_what_needs_a_gpu) {
   static char out[8192];
   const char *line;
