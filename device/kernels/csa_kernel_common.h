@@ -40,12 +40,15 @@ static __device__ __forceinline__ long long csa_div_ll(long long a, long long b)
 ** attention pass chained to the pass before it (csa_device_attention_plan):
 ** the pass's blocks then start while the one before still runs, and do the
 ** work that reads only the step's inputs (the cursor, the row, the
-** candidates' indices) meanwhile.  Every pass releases its dependents
-** first thing; a chained pass must reach csa_chain_wait, which returns once
-** the pass before has finished and its writes are visible, before it reads
-** that pass's output or writes anything.  In a pass launched plainly both are
-** no-ops.  The wait holds transitively: a pass finishes only after its own
-** blocks have waited, so the passes before it have finished too.
+** candidates' indices) meanwhile.  A pass releases the next one at its
+** start or at its end, as the plan's early_release mask says (the kernel
+** macros of csa4.cu and csa128.cu); a chained pass must reach
+** csa_chain_wait, which returns once the pass before has finished and its
+** writes are visible, before it reads that pass's output or writes
+** anything.  In a pass launched plainly the wait returns at once, and a
+** release matters only to a chained next launch.  The wait holds
+** transitively: a pass finishes only after its own blocks have waited, so
+** the passes before it have finished too.
 */
 static __device__ __forceinline__ void csa_chain_release(void) {
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
