@@ -21,8 +21,9 @@
 **
 ** Exactness: see the stage files; every sum from +0.0f in the seed's order.
 ** Threads (oracle_threads.h): the stages run in order; inside each, the
-** independent outputs (streams and batch rows, query rows or records, query
-** rows or heads) are spread over the workers, each with its own scratch.
+** independent outputs (streams and batch rows, query rows or a row's heads
+** and records, query rows or a row's selected records and heads) are spread
+** over the workers, each with its own scratch.
 */
 #include "oracle/csa.h"
 #include "oracle/csa4_stages.h"
@@ -49,23 +50,51 @@ typedef struct attend_job {
 } attend_job;
 
 /*
+** Selected records a worker should decode at least when a row's decode is
+** split (rows in turn, B = 1): a record is 512 dims, about a microsecond.
+*/
+#define DECODE_RECORDS_MIN 64
+
+/* The decode of one row's selected records into its scratch, shared by the workers. */
+typedef struct decode_job {
+  const csa_dims *d;
+  const unsigned char *cache; /* the present compressed KV */
+  const int *selection;       /* the row's topk records */
+  long long b, dense;         /* the batch row; the window's candidates, before the records */
+  attend_scratch *x;
+} decode_job;
+
+/* Selection slots [k0, k1): each live record decoded into its own slot of x->records. */
+static void decode_selected(void *ctx, long long k0, long long k1, int worker) {
+  const decode_job *j = ctx;
+  const csa_dims *d = j->d;
+  long long k;
+  (void)worker;
+  for (k = k0; k < k1; k++) {
+    const long long record = j->selection[k];
+    float *v = j->x->records + k * CSA_HEAD_DIM;
+    j->x->values[j->dense + k] = NULL;
+    if (record < 0 || record >= d->present_records) continue; /* padding is no candidate */
+    csa_fp8_record_decode(j->cache + (j->b * d->present_capacity + record) * CSA_FP8_RECORD_BYTES, v);
+    j->x->values[j->dense + k] = v;
+  }
+}
+
+/*
 ** R7 for row (b, s): every head's Y (and trace payloads) from the row's
-** selection.  Each selected record is decoded once and shared by the heads.
+** selection.  Each selected record is decoded once and shared by the heads;
+** when the rows run in turn the decode is split over the workers too (called
+** from a worker, oracle_parallel_for runs it inline).
 */
 static void attend_query_row(const csa_dims *d, const tensor *const *in, tensor *const *out, long long b, long long s,
                              const int *selection, attend_scratch *x, csa4_trace *trace) {
   const csa_window w = csa_window_of(d, s);
-  const unsigned char *cache = out[CSA_OUT_PRESENT_COMPRESSED_KV]->data;
-  long long c, k;
+  decode_job j;
+  long long c;
   for (c = 0; c < w.dense; c++) x->values[c] = csa_dense_value(d, in[CSA_IN_CURRENT_KV], b, &w, c);
-  for (k = 0; k < d->topk; k++) {
-    const long long record = selection[k];
-    float *v = x->records + k * CSA_HEAD_DIM;
-    x->values[w.dense + k] = NULL;
-    if (record < 0 || record >= d->present_records) continue; /* padding is no candidate */
-    csa_fp8_record_decode(cache + (b * d->present_capacity + record) * CSA_FP8_RECORD_BYTES, v);
-    x->values[w.dense + k] = v;
-  }
+  j.d = d, j.cache = out[CSA_OUT_PRESENT_COMPRESSED_KV]->data, j.selection = selection;
+  j.b = b, j.dense = w.dense, j.x = x;
+  oracle_parallel_for(d->topk, oracle_parallel_workers(d->topk, DECODE_RECORDS_MIN), decode_selected, &j);
   csa_attend_heads(d, in, out, b, s, x->values, w.dense + d->topk, trace ? trace->scores : NULL,
                    trace ? trace->output : NULL);
 }

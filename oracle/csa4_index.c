@@ -29,8 +29,10 @@
 ** which the total order ranks above +inf (positive NaN) or below -inf.
 ** Threads (oracle_threads.h): with many query rows, whole rows (finalize,
 ** scoring, selection) go to the workers; with few rows over many records
-** (long-context decode) the rows run in turn and each row's records are
-** split between the workers.  A record's score, its head sum included, is
+** (long-context decode) the rows run in turn and each row's heads (the
+** query finalize) and then its records are split between the workers.  A
+** head's finalized query is computed by one worker as on one thread.  A
+** record's score, its head sum included, is
 ** always computed by one worker in the order above, so bits do not depend
 ** on the split; selection ranks the finished scores of its row alone (by
 ** nx_csa_rank_key, whose descending order is nx_csa_rank_before's: the topk
@@ -54,7 +56,8 @@
 
 /* What one query row's index stages work in; a worker that runs whole rows has its own. */
 typedef struct row_scratch {
-  float *query_t; /* [128][IH]: the finalized queries, dim-major */
+  float *query_h; /* [IH][128]: the finalized queries, head-major, as the heads are finalized */
+  float *query_t; /* [128][IH]: the same, dim-major, for the scorer */
   float *dot;     /* [IH] */
   float *scores;  /* [Rci] */
   nx_u64 *keys;   /* [Rci]: nx_csa_rank_key of each causal record */
@@ -74,6 +77,7 @@ typedef struct index_job {
 } index_job;
 
 static void scratch_alloc(const csa_dims *d, row_scratch *x) {
+  x->query_h = oracle_alloc_or_die((size_t)(CSA4_INDEX_DIM * d->index_heads), sizeof(float), __FILE__, __LINE__);
   x->query_t = oracle_alloc_or_die((size_t)(CSA4_INDEX_DIM * d->index_heads), sizeof(float), __FILE__, __LINE__);
   x->dot = oracle_alloc_or_die((size_t)d->index_heads, sizeof(float), __FILE__, __LINE__);
   x->scores = oracle_alloc_or_die((size_t)d->index_present_capacity, sizeof(float), __FILE__, __LINE__);
@@ -81,6 +85,7 @@ static void scratch_alloc(const csa_dims *d, row_scratch *x) {
 }
 
 static void scratch_free(row_scratch *x) {
+  free(x->query_h);
   free(x->query_t);
   free(x->dot);
   free(x->scores);
@@ -88,26 +93,55 @@ static void scratch_free(row_scratch *x) {
 }
 
 /*
-** R4 (seed:578-620): the row's IH finalized queries, stored dim-major
-** (query_t[d * IH + h]) for the scorer, and copied head-major to the trace.
+** Heads a worker should finalize at least when a row's heads are split: a
+** head is a RoPE tail (32 powf and sincosf), a Hadamard and an FP4 round
+** trip, a few microseconds.
+*/
+#define FINALIZE_HEADS_MIN 8
+
+/* One row's query finalize, shared by the workers that split its heads. */
+typedef struct finalize_job {
+  const index_job *j;
+  long long b, s;
+  row_scratch *x;
+} finalize_job;
+
+/* Heads [h0, h1) of the row: each head's finalized query into its own row of x->query_h. */
+static void finalize_heads(void *ctx, long long h0, long long h1, int worker) {
+  const finalize_job *f = ctx;
+  const csa_dims *d = f->j->d;
+  const long long ih = d->index_heads, row = f->b * d->seq + f->s;
+  const float *src = (const float *)f->j->in[CSA_IN_INDEX_QUERY]->data + row * ih * CSA4_INDEX_DIM;
+  unsigned char packed[CSA4_INDEX_RECORD_BYTES];
+  long long h;
+  int dd;
+  (void)worker;
+  for (h = h0; h < h1; h++) {
+    float *q = f->x->query_h + h * CSA4_INDEX_DIM;
+    for (dd = 0; dd < CSA4_INDEX_DIM; dd++) q[dd] = nx_bf16_round(src[h * CSA4_INDEX_DIM + dd]);
+    csa4_index_rotate(q, d->start + f->s);
+    nx_csa_fp4_record_write(q, packed); /* the FP4 round trip, block by block */
+    for (dd = 0; dd < CSA4_INDEX_DIM; dd++) q[dd] = nx_csa_fp4_record_value(packed, dd);
+  }
+}
+
+/*
+** R4 (seed:578-620): the row's IH finalized queries, its heads split over
+** the workers (inline when called from a worker), then stored dim-major
+** (query_t[d * IH + h]) for the scorer and copied head-major to the trace.
 */
 static void finalize_queries(const index_job *j, long long b, long long s, row_scratch *x) {
   const csa_dims *d = j->d;
   const long long ih = d->index_heads, row = b * d->seq + s;
-  const float *src = (const float *)j->in[CSA_IN_INDEX_QUERY]->data + row * ih * CSA4_INDEX_DIM;
-  float *query_trace = j->query_trace ? j->query_trace + row * ih * CSA4_INDEX_DIM : NULL;
-  float q[CSA4_INDEX_DIM];
-  unsigned char packed[CSA4_INDEX_RECORD_BYTES];
+  finalize_job f;
   long long h;
   int dd;
-  for (h = 0; h < ih; h++) {
-    for (dd = 0; dd < CSA4_INDEX_DIM; dd++) q[dd] = nx_bf16_round(src[h * CSA4_INDEX_DIM + dd]);
-    csa4_index_rotate(q, d->start + s);
-    nx_csa_fp4_record_write(q, packed); /* the FP4 round trip, block by block */
-    for (dd = 0; dd < CSA4_INDEX_DIM; dd++) q[dd] = nx_csa_fp4_record_value(packed, dd);
-    for (dd = 0; dd < CSA4_INDEX_DIM; dd++) x->query_t[dd * ih + h] = q[dd];
-    if (query_trace) memcpy(query_trace + h * CSA4_INDEX_DIM, q, sizeof q);
-  }
+  f.j = j, f.b = b, f.s = s, f.x = x;
+  oracle_parallel_for(ih, oracle_parallel_workers(ih, FINALIZE_HEADS_MIN), finalize_heads, &f);
+  for (h = 0; h < ih; h++)
+    for (dd = 0; dd < CSA4_INDEX_DIM; dd++) x->query_t[dd * ih + h] = x->query_h[h * CSA4_INDEX_DIM + dd];
+  if (j->query_trace)
+    memcpy(j->query_trace + row * ih * CSA4_INDEX_DIM, x->query_h, (size_t)(ih * CSA4_INDEX_DIM) * sizeof(float));
 }
 
 /* R5's causal limit of row s: min((start + s + 1) / 4, Rci). */

@@ -152,6 +152,11 @@ static const char *const big_cases[][2] = {
     {"csa4.big.records", "family=csa4.state op=CompressedSparseAttention ratio=4 b=1 heads=2 iheads=4 topk=7 "
                          "window=128 start=131071 prefill=1 decode=4 cap=32770 outputs=6 bias=135 sink=rand "
                          "scale=none seed=2371627104"},
+    /* one row at position 4,096 over 1,024 records: its 16 index heads' finalize and its 128 selected records'
+       decode split within the row, then its records */
+    {"csa4.big.heads", "family=csa4.state op=CompressedSparseAttention ratio=4 b=1 heads=2 iheads=16 topk=128 "
+                       "window=128 start=4095 prefill=1 decode=2 cap=1025 outputs=6 bias=none sink=rand "
+                       "scale=none seed=1203004211"},
     /* ratio 128, FP8: 2 batch rows of compression and 2 x 128 prefill rows split */
     /* ratio 128, FP8, 2 heads: the 1-row decode steps split their heads */
     {"csa128.big.rows", "family=csa128.chain op=CompressedSparseAttention ratio=128 cache=fp8 b=2 heads=1 "
