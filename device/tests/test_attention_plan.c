@@ -20,54 +20,43 @@ typedef struct plan_case {
   int release_early[CSA_ATTN_PASSES], sm_alone[CSA_ATTN_PASSES];
 } plan_case;
 
-static void check_plan(const plan_case *want) {
-  csa_attn_launch plan[CSA_ATTN_PASSES];
-  int i;
-  csa_device_attention_plan(want->bs_rows, HEADS, want->stride, plan);
-  for (i = 0; i < CSA_ATTN_PASSES; i++) {
-    cr_expect_eq(plan[i].tiling, want->tiling[i], "%s, pass %d: tiling %d, want %d", want->what, i,
-                 (int)plan[i].tiling, (int)want->tiling[i]);
-    cr_expect_eq(plan[i].blocks, want->blocks[i], "%s, pass %d: %llu blocks, want %llu", want->what, i,
-                 plan[i].blocks, want->blocks[i]);
-    cr_expect_eq(plan[i].chained, i > 0, "%s, pass %d: chained %d", want->what, i, plan[i].chained);
-    cr_expect_eq(plan[i].release_early, want->release_early[i], "%s, pass %d: release_early %d, want %d",
-                 want->what, i, plan[i].release_early, want->release_early[i]);
-    cr_expect_eq(plan[i].sm_alone, want->sm_alone[i], "%s, pass %d: sm_alone %d, want %d", want->what, i,
-                 plan[i].sm_alone, want->sm_alone[i]);
-  }
-}
-
-/* Ratio 128 at position 4,096: 32 records and the window.  Measured: 19.8 us plain, 16.5 released early. */
-Test(attention_plan, short_row_releases_every_pass_early) {
-  const plan_case c = {"ratio 128, 4K, B=1", 1, WINDOW + 32,
-                       {CSA_TILING_ONE, CSA_TILING_ONE, CSA_TILING_ONE, CSA_TILING_ONE},
-                       {20, 40, 64, 128},
-                       {1, 1, 1, 0},
-                       {0, 1, 1, 1}};
-  check_plan(&c);
-}
-
 /*
-** Top-k 512 and the window (ratio 4; ratio 128 at 64K).  Measured: 29.8 us
-** plain; released early, 34.2 with the scheduler free to double blocks up,
-** 27.0 with an SM a block.
+** The bench's attention shapes (docs/SPEED.md, fourteenth round):
+** - ratio 128 at position 4,096, 32 records and the window: 19.8 us plain,
+**   16.5 with every pass released early;
+** - top-k 512 and the window (ratio 4; ratio 128 at 64K): 29.8 us plain,
+**   34.2 released early with the scheduler free to double blocks up, 27.0
+**   with an SM a block;
+** - the same at B = 64: many waves a pass, so each is released at the end.
 */
-Test(attention_plan, long_row_releases_every_pass_early) {
-  const plan_case c = {"640 candidates, B=1", 1, WINDOW + 512,
-                       {CSA_TILING_ONE, CSA_TILING_NARROW, CSA_TILING_ONE, CSA_TILING_ONE},
-                       {80, 80, 64, 128},
-                       {1, 1, 1, 0},
-                       {0, 1, 1, 1}};
-  check_plan(&c);
-}
+static const plan_case bench_shapes[] = {
+    {"ratio 128, 4K, B=1", 1, WINDOW + 32, {CSA_TILING_ONE, CSA_TILING_ONE, CSA_TILING_ONE, CSA_TILING_ONE},
+     {20, 40, 64, 128}, {1, 1, 1, 0}, {0, 1, 1, 1}},
+    {"640 candidates, B=1", 1, WINDOW + 512, {CSA_TILING_ONE, CSA_TILING_NARROW, CSA_TILING_ONE, CSA_TILING_ONE},
+     {80, 80, 64, 128}, {1, 1, 1, 0}, {0, 1, 1, 1}},
+    {"640 candidates, B=64", 64, WINDOW + 512, {CSA_TILING_ONE, CSA_TILING_WIDE, CSA_TILING_ONE, CSA_TILING_WIDE},
+     {5120, 1280, 4096, 512}, {0, 0, 0, 0}, {0, 0, 0, 0}},
+};
 
-Test(attention_plan, many_rows_release_at_the_end) {
-  const plan_case c = {"640 candidates, B=64", 64, WINDOW + 512,
-                       {CSA_TILING_ONE, CSA_TILING_WIDE, CSA_TILING_ONE, CSA_TILING_WIDE},
-                       {5120, 1280, 4096, 512},
-                       {0, 0, 0, 0},
-                       {0, 0, 0, 0}};
-  check_plan(&c);
+Test(attention_plan, bench_shapes_tile_release_and_take_sms_as_measured) {
+  size_t k;
+  for (k = 0; k < sizeof bench_shapes / sizeof bench_shapes[0]; k++) {
+    const plan_case *want = &bench_shapes[k];
+    csa_attn_launch plan[CSA_ATTN_PASSES];
+    int i;
+    csa_device_attention_plan(want->bs_rows, HEADS, want->stride, plan);
+    for (i = 0; i < CSA_ATTN_PASSES; i++) {
+      cr_expect_eq(plan[i].tiling, want->tiling[i], "%s, pass %d: tiling %d, want %d", want->what, i,
+                   (int)plan[i].tiling, (int)want->tiling[i]);
+      cr_expect_eq(plan[i].blocks, want->blocks[i], "%s, pass %d: %llu blocks, want %llu", want->what, i,
+                   plan[i].blocks, want->blocks[i]);
+      cr_expect_eq(plan[i].chained, i > 0, "%s, pass %d: chained %d", want->what, i, plan[i].chained);
+      cr_expect_eq(plan[i].release_early, want->release_early[i], "%s, pass %d: release_early %d, want %d",
+                   want->what, i, plan[i].release_early, want->release_early[i]);
+      cr_expect_eq(plan[i].sm_alone, want->sm_alone[i], "%s, pass %d: sm_alone %d, want %d", want->what, i,
+                   plan[i].sm_alone, want->sm_alone[i]);
+    }
+  }
 }
 
 /*
