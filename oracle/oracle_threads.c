@@ -14,9 +14,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define CHUNKS_PER_WORKER 8 /* chunks balance uneven items without a lock per item */
+
+/*
+** How long a helper that finished a job keeps watching for the next one,
+** and a caller that drained its job for the helpers still in it, before
+** either sleeps on a condition variable.  A step's parallel calls come a few
+** microseconds apart, and a wake from sleep took tens of microseconds here,
+** paid twice a call (the helpers' start, the caller's end).
+*/
+#define POOL_SPIN_NS 100000LL
 
 static atomic_int threads_fixed; /* oracle_threads_set's value, 0 when unset */
 static _Thread_local int in_worker; /* set while this thread runs a parallel call's items */
@@ -92,26 +102,62 @@ static struct helper_pool {
   unsigned long serial;  /* jobs opened so far: a helper sits in each at most once */
   int helpers;           /* helper threads started */
   int seats, seated;     /* the open job's seats, and how many are taken */
-  int inside;            /* helpers still draining a job */
+  atomic_int inside;     /* helpers still draining a job (changed under mu, watched without it) */
+  atomic_ulong posted;   /* serial, watched without mu by a helper between jobs */
 } pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER,
-          NULL, 0, 0, 0, 0, 0};
+          NULL, 0, 0, 0, 0, 0, 0};
 
+static long long now_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+/* Spins, for POOL_SPIN_NS at most, until done(arg); its last answer. */
+static int spin_until(int (*done)(unsigned long arg), unsigned long arg) {
+  const long long until = now_ns() + POOL_SPIN_NS;
+  int k;
+  for (k = 0;; k++) {
+    if (done(arg)) return 1;
+    if ((k & 63) == 63 && now_ns() > until) return done(arg);
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+  }
+}
+
+static int job_posted_after(unsigned long seen) { return atomic_load(&pool.posted) != seen; }
+
+static int helpers_out(unsigned long unused) { return (void)unused, atomic_load(&pool.inside) == 0; }
+
+/* A helper watches for the next job once after each job it sat in (POOL_SPIN_NS), then sleeps. */
 static void *helper_main(void *arg) {
   unsigned long seen = 0;
+  int watch = 0;
   (void)arg;
   in_worker = 1; /* for good: a nested call from a helper's items runs inline */
   pthread_mutex_lock(&pool.mu);
   for (;;) {
     job *j;
     int worker;
-    while (!pool.open || pool.serial == seen || pool.seated == pool.seats) pthread_cond_wait(&pool.wake, &pool.mu);
+    while (!pool.open || pool.serial == seen || pool.seated == pool.seats) {
+      if (watch) { /* the predicate is checked again under mu before any sleep: no wake is lost */
+        watch = 0;
+        pthread_mutex_unlock(&pool.mu);
+        spin_until(job_posted_after, seen);
+        pthread_mutex_lock(&pool.mu);
+        continue;
+      }
+      pthread_cond_wait(&pool.wake, &pool.mu);
+    }
     seen = pool.serial, j = pool.open;
     worker = ++pool.seated; /* dense ids: the caller is 0 */
-    pool.inside++;
+    atomic_fetch_add(&pool.inside, 1);
     pthread_mutex_unlock(&pool.mu);
     job_drain(j, worker);
     pthread_mutex_lock(&pool.mu);
-    if (--pool.inside == 0 && !pool.open) pthread_cond_signal(&pool.left);
+    if (atomic_fetch_sub(&pool.inside, 1) == 1 && !pool.open) pthread_cond_signal(&pool.left);
+    watch = 1;
   }
   return NULL;
 }
@@ -123,7 +169,8 @@ static void pool_after_fork(void) {
   pthread_cond_init(&pool.wake, NULL);
   pthread_cond_init(&pool.left, NULL);
   pool.open = NULL;
-  pool.helpers = pool.seats = pool.seated = pool.inside = 0;
+  pool.helpers = pool.seats = pool.seated = 0;
+  atomic_store(&pool.inside, 0);
 }
 
 static void pool_register_fork(void) { pthread_atfork(NULL, NULL, pool_after_fork); }
@@ -164,6 +211,7 @@ void oracle_parallel_for(long long count, int workers, oracle_range_fn fn, void 
   pthread_mutex_lock(&pool.mu);
   pool.open = &j, pool.serial++, pool.seated = 0;
   pool.seats = workers - 1 < pool.helpers ? workers - 1 : pool.helpers;
+  atomic_store(&pool.posted, pool.serial);
   pthread_cond_broadcast(&pool.wake);
   pthread_mutex_unlock(&pool.mu);
   in_worker = 1; /* the caller is worker 0: a nested call from its items runs inline */
@@ -171,7 +219,12 @@ void oracle_parallel_for(long long count, int workers, oracle_range_fn fn, void 
   in_worker = was_in_worker;
   pthread_mutex_lock(&pool.mu);
   pool.open = NULL; /* closed: a helper waking now takes no seat */
-  while (pool.inside > 0) pthread_cond_wait(&pool.left, &pool.mu);
+  if (atomic_load(&pool.inside) > 0) { /* watch the last chunks end before sleeping on left */
+    pthread_mutex_unlock(&pool.mu);
+    spin_until(helpers_out, 0);
+    pthread_mutex_lock(&pool.mu);
+  }
+  while (atomic_load(&pool.inside) > 0) pthread_cond_wait(&pool.left, &pool.mu);
   pthread_mutex_unlock(&pool.mu);
   pthread_mutex_unlock(&pool.owner);
 }

@@ -298,7 +298,8 @@ Test(cli, bench_oracle_threads_prints_a_scaling_row_a_shape) {
                       &med2, &up_best, &up_med),
                6, "%s", row);
   cr_expect(best1 > 0 && best1 <= med1 && best2 > 0 && best2 <= med2, "%s", row);
-  cr_expect(up_best > 0.995 * best1 / best2 && up_best < 1.005 * best1 / best2, "speedup is best / best: %s", row);
+  /* the figures print to 0.01: their quotient can miss the printed speedup by a percent or so */
+  cr_expect(up_best > 0.97 * best1 / best2 && up_best < 1.03 * best1 / best2, "speedup is best / best: %s", row);
   o = RUN(NULL, "bench", "--oracle-threads", "1,2", "--oracle-runs", "1", "--filter", "csa4 pos 4096*");
   cr_expect_eq(o->status, 0, "%s", o->err);
   cr_expect(strstr(o->out, "csa4 pos 4096, B=1 ") != NULL, "%s", o->out);

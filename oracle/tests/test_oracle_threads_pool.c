@@ -4,7 +4,8 @@
 ** threads are harness/tests/test_oracle_threads.c's; this file holds the
 ** mechanism to its contract: each item exactly once, worker ids below the
 ** call's workers, nested calls inline, and no hang or lost item when the
-** helpers are reused call after call or shared by two calling threads; a
+** helpers are reused call after call (however far apart) or shared by two
+** calling threads; a
 ** child of fork, which has none of its parent's threads, starts its own;
 ** and oracle_kept_or_die, the per-thread scratch block kept between calls.
 */
@@ -55,6 +56,22 @@ Test(oracle_threads_pool, each_item_runs_once_on_a_valid_worker, .timeout = 60) 
       for (w = 0; w < sizeof workers / sizeof workers[0]; w++)
         cr_assert_eq(call_once(counts[c], workers[w]), 0, "round %d, %lld items on %d workers", round, counts[c],
                      workers[w]);
+}
+
+/*
+** Helpers watch for the next job for a while after each one, then sleep:
+** calls that come at once, just after the watch, and long after it must all
+** find their helpers, every item once.
+*/
+Test(oracle_threads_pool, calls_spaced_around_the_helpers_watch, .timeout = 60) {
+  static const useconds_t gaps[] = {0, 50, 90, 110, 150, 400, 0, 0, 2000};
+  int round;
+  size_t g;
+  for (round = 0; round < 30; round++)
+    for (g = 0; g < sizeof gaps / sizeof gaps[0]; g++) {
+      if (gaps[g]) usleep(gaps[g]);
+      cr_assert_eq(call_once(100, 4), 0, "round %d, after %u us", round, (unsigned)gaps[g]);
+    }
 }
 
 /* A nested call must run inline: one range, all of it, on worker 0. */
