@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int bench_scaling_parse(const char *list, bench_scaling *sc, char *err, size_t len) {
   const char *p = list;
@@ -32,8 +33,8 @@ int bench_scaling_parse(const char *list, bench_scaling *sc, char *err, size_t l
 void bench_scaling_header(const bench_scaling *sc) {
   int i;
   printf("oracle time of one decode step, ms, best / median of %d runs a count, the counts alternated;\n"
-         "speedup: the first count's time over each other's, best / median\n",
-         sc->runs);
+         "speedup: the first count's time over each other's, best / median (%ld processors online)\n",
+         sc->runs, sysconf(_SC_NPROCESSORS_ONLN));
   printf("%-36s", "shape");
   for (i = 0; i < sc->n; i++) {
     char head[32];

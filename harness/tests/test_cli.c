@@ -290,6 +290,7 @@ Test(cli, bench_oracle_threads_prints_a_scaling_row_a_shape) {
   snprintf(out, sizeof out, "%.4000s", o->out);
   cr_expect(strstr(out, "best / median of 2 runs a count") && strstr(out, "1 thread") && strstr(out, "2 threads"),
             "%s", out);
+  cr_expect(strstr(out, "processors online)") != NULL, "the header says how many cores the counts ran on: %s", out);
   cr_expect(!strstr(out, "csa4") && !strstr(out, "IndexShare") && !strstr(out, "fast us"), "one shape, no table: %s",
             out);
   row = strstr(out, "csa128 pos 4096, B=1 ");
