@@ -32,9 +32,9 @@
 ** are all -inf is 0/0 = NaN; an attention row whose scores are all -inf or
 ** NaN is all-masked and stores +0.  Signed zero: the all-masked row is +0.
 ** Threads (oracle_threads.h): batch rows of the compression (or, for one
-** row, a record's dims of the pool), decoded records, and query rows (or
-** their heads) of the attention are independent outputs and run on any
-** worker; each one's operations are unchanged.
+** row, a record's dims of the pool and the carry's slots), decoded records,
+** and query rows (or their heads) of the attention are independent outputs
+** and run on any worker; each one's operations are unchanged.
 */
 #include "oracle/csa.h"
 #include "oracle/csa_attention.h"
@@ -47,8 +47,14 @@
 #include <string.h>
 
 #define CARRY_FLOATS (CSA128_RATIO * 2 * CSA_HEAD_DIM) /* one batch row of the carry */
-#define RECORDS_PER_WORKER_MIN 64 /* FP8 records decoded per worker at least: a thread start costs more than a few */
+/*
+** FP8 records decoded per worker at least.  A record takes about 1.3 us and
+** a call to helpers that are watching for work costs a few: at 4K positions
+** the 32 records (40 us) ran on the caller alone with the old 64.
+*/
+#define RECORDS_PER_WORKER_MIN 16
 #define POOL_DIMS_PER_WORKER_MIN 64 /* record dims pooled per worker at least (each 128 nx_expf) */
+#define CARRY_SLOTS_PER_WORKER_MIN 32 /* carry slots (4 KiB each) copied or reset per worker at least */
 
 /* ---- compression update (seed:180-281) ----------------------------------- */
 
@@ -57,14 +63,42 @@ static float *carry_at(float *carry_row, int slot, int state, int dd) {
   return carry_row + ((long long)(2 * slot + state)) * CSA_HEAD_DIM + dd;
 }
 
-/* Every slot back to kv = +0, score = -inf (seed:199-207, 275-279). */
-static void carry_reset(float *carry_row) {
-  int j, dd;
-  for (j = 0; j < CSA128_RATIO; j++)
+/* One batch row's carry being set, slot by slot: from the past's row, or (past NULL) reset. */
+typedef struct carry_job {
+  float *carry_row;
+  const float *past_row;
+} carry_job;
+
+/* Slots [j0, j1): the past's values, or back to kv = +0, score = -inf (seed:199-207, 275-279). */
+static void carry_slots(void *ctx, long long j0, long long j1, int worker) {
+  const carry_job *c = ctx;
+  long long j;
+  int dd;
+  (void)worker;
+  if (c->past_row) {
+    memcpy(carry_at(c->carry_row, (int)j0, 0, 0), c->past_row + j0 * 2 * CSA_HEAD_DIM,
+           (size_t)((j1 - j0) * 2 * CSA_HEAD_DIM) * sizeof(float));
+    return;
+  }
+  for (j = j0; j < j1; j++)
     for (dd = 0; dd < CSA_HEAD_DIM; dd++) {
-      *carry_at(carry_row, j, 0, dd) = 0.0f;
-      *carry_at(carry_row, j, 1, dd) = nx_f32_from_bits(NX_CSA_NEG_INF_BITS);
+      *carry_at(c->carry_row, (int)j, 0, dd) = 0.0f;
+      *carry_at(c->carry_row, (int)j, 1, dd) = nx_f32_from_bits(NX_CSA_NEG_INF_BITS);
     }
+}
+
+/*
+** Sets a batch row's carry (512 KiB): copied from past_row, or reset when
+** it is NULL.  Split by slots when the batch rows are not (B = 1): on the
+** caller alone, the copy and the reset of a step that finishes a record
+** kept its helpers waiting for them (with the rest of the row's serial
+** part, 70-80 us of a 2 ms step on 2 threads at 4K positions).
+*/
+static void carry_set(float *carry_row, const float *past_row) {
+  carry_job c;
+  c.carry_row = carry_row, c.past_row = past_row;
+  oracle_parallel_for(CSA128_RATIO, oracle_parallel_workers(CSA128_RATIO, CARRY_SLOTS_PER_WORKER_MIN), carry_slots,
+                      &c);
 }
 
 /* One finished record's pools, split by dim between the workers (record_finish). */
@@ -136,12 +170,12 @@ static void compress_row(const csa_dims *d, const tensor *const *in, tensor *con
   float rec[CSA_HEAD_DIM];
   int dd;
 
-  memcpy(carry, (const float *)in[CSA_IN_PAST_CARRY]->data + b * CARRY_FLOATS, CARRY_FLOATS * sizeof(float));
+  carry_set(carry, (const float *)in[CSA_IN_PAST_CARRY]->data + b * CARRY_FLOATS);
   memcpy(cache + (size_t)(b * d->present_capacity) * rb, past + (size_t)(b * d->past_capacity) * rb,
          (size_t)d->past_records * rb);
   memset(cache + (size_t)(b * d->present_capacity + d->past_records) * rb, 0,
          (size_t)(d->present_capacity - d->past_records) * rb);
-  if (d->start == 0) carry_reset(carry);
+  if (d->start == 0) carry_set(carry, NULL);
   for (s = 0; s < d->seq; s++) {
     long long pos = d->start + s, row = (b * d->seq + s) * CSA_HEAD_DIM, out_rec;
     int slot = (int)(pos & 127);
@@ -155,7 +189,7 @@ static void compress_row(const csa_dims *d, const tensor *const *in, tensor *con
     if (trace && trace->records)
       memcpy(trace->records + (b * d->present_capacity + out_rec) * CSA_HEAD_DIM, rec, sizeof rec);
     record_write(d->format, rec, cache + (size_t)(b * d->present_capacity + out_rec) * rb);
-    carry_reset(carry);
+    carry_set(carry, NULL);
   }
 }
 

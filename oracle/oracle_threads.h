@@ -44,7 +44,8 @@ int oracle_parallel_workers(long long count, long long grain);
 typedef void (*oracle_range_fn)(void *ctx, long long begin, long long end, int worker);
 
 /*
-** Calls fn over [0, count) in chunks handed out from a shared counter, on at
+** Calls fn over [0, count) in chunks handed out from a shared counter, each
+** a share of the items left (so the last ones are single items), on at
 ** most `workers` workers (from oracle_parallel_workers).  With one worker it
 ** is a plain call fn(ctx, 0, count, 0).  Each item is handed out exactly once;
 ** if a thread cannot be started the other workers (always the caller) take

@@ -162,6 +162,11 @@ static const char *const big_cases[][2] = {
     {"csa128.big.rows", "family=csa128.chain op=CompressedSparseAttention ratio=128 cache=fp8 b=2 heads=1 "
                         "window=128 start=0 prefill=128 decode=3 cap=1 bias=1x1x1x129 sink=zero scale=none "
                         "seed=2575309871"},
+    /* ratio 128, FP8, one row at position 4,096 over 32 records: the step that finishes a record sets its carry
+       from the past and resets it, each split by slots, and decodes its 32 records split between the workers */
+    {"csa128.big.records", "family=csa128.state op=CompressedSparseAttention ratio=128 cache=fp8 b=1 heads=2 "
+                           "window=128 start=4095 prefill=1 decode=2 cap=33 bias=none sink=rand scale=none "
+                           "seed=1630215787"},
     {"csa128.big.heads", "family=csa128.chain op=CompressedSparseAttention ratio=128 cache=fp8 b=2 heads=2 "
                          "window=128 start=0 prefill=8 decode=4 cap=3 bias=2x2x1x131 sink=rand scale=none "
                          "seed=3395805050"},
