@@ -16,6 +16,7 @@
 #include "device/csa_device_common.h"
 #include "device/kernels/csa128_abi.h"
 #include "device/kernels/csa_attention_abi.h"
+#include "device/kernels/csa_state_abi.h"
 #include "device/kernels/reference_abi.h"
 
 #include <stdio.h>
@@ -186,9 +187,9 @@ static int csa128_launch_state(device_csa128 *k, const csa_dims *d, const csa128
   void *args[] = {&past_carry, &past_cache, &carry,         &cache,
                   &total,      &latch,      &batch,         &seq,
                   &kv_len,     &past_capacity, &present_capacity, &record_bytes};
-  long long carry_words = batch * CSA128_RATIO_K * 2 * CSA128_DIM_K;
-  long long cache_bytes = batch * present_capacity * record_bytes;
-  long long n = carry_words > cache_bytes ? carry_words : cache_bytes;
+  long long carry_threads = csa_copy_carry_threads(batch * CSA128_RATIO_K * 2 * CSA128_DIM_K);
+  long long cache_turns = csa_copy_turns(batch * present_capacity * record_bytes);
+  long long n = carry_threads > cache_turns ? carry_threads : cache_turns;
   if (n == 0) { /* nothing to copy; a bad cursor must still raise the latch */
     if (!latch) return 0;
     n = 1;

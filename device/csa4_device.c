@@ -24,6 +24,7 @@
 #include "device/kernels/csa128_abi.h"
 #include "device/kernels/csa4_abi.h"
 #include "device/kernels/csa_attention_abi.h"
+#include "device/kernels/csa_state_abi.h"
 #include "device/kernels/reference_abi.h"
 
 #include <stdio.h>
@@ -270,9 +271,9 @@ static int csa4_launch_state(device_csa4 *k, csa4_step *st) {
   void *args[] = {&st->shape,  &past_carry, &past_cache,  &past_index_carry,
                   &past_index_key, &carry,  &cache,       &index_carry,
                   &index_key,  &total,      &latch};
-  long long n = p->batch * CSA4_SLOTS * 2 * CSA4_SOURCE_WIDTH; /* the largest carry */
-  n = csa4_max_ll(n, p->batch * p->present_capacity * CSA_FP8_RECORD_BYTES);
-  n = csa4_max_ll(n, p->batch * p->index_present_capacity * CSA4_INDEX_RECORD_BYTES);
+  long long n = csa_copy_carry_threads(p->batch * CSA4_SLOTS * 2 * CSA4_SOURCE_WIDTH); /* the larger carry */
+  n = csa4_max_ll(n, csa_copy_turns(p->batch * p->present_capacity * CSA_FP8_RECORD_BYTES));
+  n = csa4_max_ll(n, csa_copy_turns(p->batch * p->index_present_capacity * CSA4_INDEX_RECORD_BYTES));
   if (n == 0 && latch) n = 1; /* nothing to copy; a bad cursor must still raise the latch */
   return csa4_launch(k, CSA4_K_STATE, csa_device_grid(n, CSA4_STATE_THREADS), CSA4_STATE_THREADS,
                      args);

@@ -72,8 +72,9 @@ static __device__ __forceinline__ int csa128_cursor(csa_cursor *c, const long lo
 ** Carry [B, 128, 2, 512] as 32-bit words: a copy of the past carry, or, when
 ** start == 0, the empty carry (kv 0.0f, score -inf).  Cache [B, Rc, W bytes]:
 ** records below start / 128 copied from past [B, Rp, W], records from
-** total / 128 on zeroed (csa128_compress writes the ones in between).  One
-** thread per word / byte, grid-stride.  latch: the capture-error word or NULL.
+** total / 128 on zeroed (csa128_compress writes the ones in between).  Four
+** carry words (csa_copy_carry) and a turn of 16-byte cache units
+** (csa_copy_cache_rows) a thread, grid-stride.  latch: the capture-error word or NULL.
 */
 extern "C" __global__ void __launch_bounds__(CSA128_STATE_THREADS)
     csa128_state_copy(const nx_u32 *past_carry, const nx_u8 *past_cache, nx_u32 *carry,
@@ -85,18 +86,12 @@ extern "C" __global__ void __launch_bounds__(CSA128_STATE_THREADS)
   const long long first = (long long)blockIdx.x * blockDim.x + threadIdx.x;
   const long long step = (long long)gridDim.x * blockDim.x;
   const long long carry_words = batch * CSA128_CARRY_ROW;
-  long long i;
 
   if (!ok) {
     if (first == 0 && latch) atomicOr(latch, CSA128_LATCH_CURSOR_BIT);
     return;
   }
-  for (i = first; i < carry_words; i += step) {
-    if (c.start != 0)
-      carry[i] = past_carry[i];
-    else /* [.., slot, part, d]: part 0 is the kv, part 1 the score */
-      carry[i] = (i / CSA128_DIM_K) % 2 == 0 ? 0u : NX_CSA_NEG_INF_BITS;
-  }
+  csa_copy_carry(past_carry, carry, carry_words, CSA128_DIM_K, c.start == 0, first, step);
   csa_copy_cache_rows(past_cache, cache, batch, past_capacity, present_capacity, record_bytes, &c, first, step);
 }
 

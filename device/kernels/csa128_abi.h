@@ -22,7 +22,7 @@
 #define CSA128_KERNEL_ATTN_VALUES_WIDE "csa128_attn_values_wide"
 #define CSA128_KERNEL_ATTENTION "csa128_attention"       /* the reference's one kernel */
 
-#define CSA128_STATE_THREADS 256    /* one thread per carry word / cache byte, grid-stride */
+#define CSA128_STATE_THREADS 256    /* 4 carry words and a turn of cache bytes a thread, grid-stride */
 #define CSA128_COMPRESS_THREADS 544 /* a thread per (dim, 16 slots) of a cluster rank's 64 dims, + a RoPE warp */
 #define CSA128_COMPRESS_CLUSTER 8   /* blocks a cluster, one cluster a batch row: 512 dims / 64 */
 

@@ -99,15 +99,6 @@ static __device__ __forceinline__ long long csa4_record_limit(const csa4_shape *
 
 /* ---- state copy -------------------------------------------------------------------- */
 
-/* n words of carries [B, 8, 2, width]: the past, or (reset) kv 0.0f and score -inf. */
-static __device__ __forceinline__ void csa4_copy_carry(const nx_u32 *past, nx_u32 *carry,
-                                                       long long n, long long width, int reset,
-                                                       long long first, long long step) {
-  long long i;
-  for (i = first; i < n; i += step)
-    carry[i] = !reset ? past[i] : (i / width) % 2 == 0 ? 0u : NX_CSA_NEG_INF_BITS;
-}
-
 /*
 ** Outputs 2 and 4 (carries, as 32-bit words) and 1 and 3 (caches, bytes),
 ** grid-stride; the records in between are the compressions'.  latch: the
@@ -125,10 +116,9 @@ extern "C" __global__ void __launch_bounds__(CSA4_STATE_THREADS)
     if (first == 0 && latch) atomicOr(latch, CSA4_LATCH_CURSOR_BIT);
     return;
   }
-  csa4_copy_carry(past_carry, carry, p.batch * CSA4_MAIN_CARRY_ROW, CSA4_SOURCE_K, c.start == 0,
-                  first, step);
-  csa4_copy_carry(past_index_carry, index_carry, p.batch * CSA4_INDEX_CARRY_ROW,
-                  CSA4_INDEX_SOURCE_K, c.start == 0, first, step);
+  csa_copy_carry(past_carry, carry, p.batch * CSA4_MAIN_CARRY_ROW, CSA4_SOURCE_K, c.start == 0, first, step);
+  csa_copy_carry(past_index_carry, index_carry, p.batch * CSA4_INDEX_CARRY_ROW, CSA4_INDEX_SOURCE_K,
+                 c.start == 0, first, step);
   csa_copy_cache_rows(past_cache, cache, p.batch, p.past_capacity, p.present_capacity,
                       CSA4_FP8_RECORD_K, &c, first, step);
   csa_copy_cache_rows(past_index_key, index_key, p.batch, p.index_past_capacity,

@@ -28,7 +28,7 @@
 #define CSA4_KERNEL_ATTN_VALUES_WIDE "csa4_attn_values_wide"
 #define CSA4_KERNEL_ATTENTION "csa4_attention"       /* the reference's one kernel (csa4_reference.cu) */
 
-#define CSA4_STATE_THREADS 256      /* one thread per carry word / cache byte, grid-stride */
+#define CSA4_STATE_THREADS 256      /* 4 carry words and a turn of cache bytes a thread, grid-stride */
 #define CSA4_MAIN_THREADS 544       /* a thread per (dim, slot) of a cluster rank's 64 dims, + a RoPE warp */
 #define CSA4_INDEX_THREADS 544      /* the same for the index stream */
 #define CSA4_MAIN_CLUSTER 8         /* blocks a cluster, one cluster a batch row: 512 dims / 64 */

@@ -16,6 +16,7 @@
 #define CSA_KERNEL_COMMON_H
 
 #include "csa_rope_freq.h"
+#include "csa_state_abi.h"
 
 static __device__ __forceinline__ long long csa_min_ll(long long a, long long b) {
   return a < b ? a : b;
@@ -91,31 +92,148 @@ static __device__ __forceinline__ int csa_cursor_fits(const csa_cursor *c,
 }
 
 /*
+** n words of carries [.., slot, part, width] after the state copy: the
+** past's, or (reset, a step from position 0) kv 0.0f in part 0 and score
+** -inf in part 1.  Four words (16 bytes) a thread where both carries are
+** 16-byte aligned and width is a multiple of four, so that a group never
+** spans two parts; else a word a thread.  Grid-stride from `first` by `step`.
+** Four, as the cache's 16-byte units below: the carries then need a quarter
+** of the threads (ratio 128's 512 KiB carry a batch row: 128 blocks).
+*/
+static __device__ __forceinline__ void csa_copy_carry(const nx_u32 *past, nx_u32 *carry, long long n,
+                                                      long long width, int reset, long long first,
+                                                      long long step) {
+  const int wide = (((unsigned long long)past | (unsigned long long)carry) & 15u) == 0 && width % 4 == 0;
+  long long i;
+  if (wide) {
+    for (i = first; i < n / 4; i += step) {
+      const nx_u32 empty = (4 * i / width) % 2 == 0 ? 0u : NX_CSA_NEG_INF_BITS;
+      ((uint4 *)carry)[i] = reset ? make_uint4(empty, empty, empty, empty) : __ldg((const uint4 *)past + i);
+    }
+  }
+  for (i = (wide ? n / 4 * 4 : 0) + first; i < n; i += step) /* the words a group of four did not take */
+    carry[i] = !reset ? past[i] : (i / width) % 2 == 0 ? 0u : NX_CSA_NEG_INF_BITS;
+}
+
+/*
 ** Cache [B, capacity, record_bytes] bytes after the state copy: records below
 ** c->past_records from past [B, past_capacity, record_bytes], records from
 ** c->present_records on zero bytes, the ones between left to the compressor.
-** Grid-stride from `first` by `step` over the flat bytes.  A byte's row and
-** offset are carried from one stride to the next (one division a thread,
-** not three a byte: with them the copy was bound by integer division), and
-** its region is two comparisons against the row's runs.
+**
+** The flat bytes go in 16-byte units: unit u is bytes [16u - lead, 16u -
+** lead + 16) of [0, n), lead the cache's address mod 16, so that a whole
+** unit is one aligned 16-byte store.  A thread takes CSA_COPY_UNITS
+** consecutive units a turn (csa_state_abi.h), turns grid-stride from
+** `first` by `step`, and issues a turn's loads before its stores.  A unit
+** wholly inside one row's copied run, with its source 16-byte aligned too,
+** is one 16-byte load and store; wholly in the zeroed run, one store; wholly
+** between the two, nothing.  Any other unit (the cache's first and last, a
+** run's or a row's edge, a source of another alignment) goes byte by byte.
+** A unit's row and offset are carried from turn to turn (one division a
+** thread, not one a unit).
+**
+** Why units: a byte a thread, ratio 4's copy at 64K (9.5 MB of records, one
+** batch row) took 89 us, 37,000 blocks in waves, each block's threads
+** waiting on the cursor and then on one byte's load (docs/SPEED.md).
 */
+typedef struct csa_copy_rows {
+  const nx_u8 *past;
+  nx_u8 *cache;
+  long long n, row_bytes, past_row_bytes, copied, zeroed;
+} csa_copy_rows;
+
+enum { CSA_UNIT_SKIP, CSA_UNIT_COPY, CSA_UNIT_ZERO, CSA_UNIT_BYTES };
+
+/* What unit [start, start + 16) of row b, at offset within (>= 0 unless start < 0), takes. */
+static __device__ __forceinline__ int csa_copy_unit_kind(const csa_copy_rows *k, long long start, long long b,
+                                                          long long within) {
+  if (start < 0 || start + 16 > k->n || within + 16 > k->row_bytes) return CSA_UNIT_BYTES;
+  if (within + 16 <= k->copied)
+    return ((unsigned long long)(k->past + b * k->past_row_bytes + within) & 15u) == 0 ? CSA_UNIT_COPY
+                                                                                       : CSA_UNIT_BYTES;
+  if (within >= k->zeroed) return CSA_UNIT_ZERO;
+  return within >= k->copied && within + 16 <= k->zeroed ? CSA_UNIT_SKIP : CSA_UNIT_BYTES;
+}
+
+/* v clamped to [0, 16]: a bound on a unit's byte index. */
+static __device__ __forceinline__ int csa_unit_bound(long long v) { return v < 0 ? 0 : v > 16 ? 16 : (int)v; }
+
+/*
+** The bytes of unit [start, start + 16) that lie in [0, n), byte by byte,
+** the unit in row b at offset within.  Every byte's load is issued before
+** any store, so that the unit waits out one load's latency, not sixteen:
+** past and cache are both bytes, so a load after a store could not pass it
+** (a run's edge cost the ratio-128 copy at 4K 1.4 us that way).
+*/
+
+static __device__ __forceinline__ void csa_copy_unit_bytes(const csa_copy_rows *k, long long start, long long b,
+                                                           long long within) {
+  /* bytes i < wrap lie in row b, the rest in row b + 1 (a row is longer than a unit) */
+  const int wrap = csa_unit_bound(k->row_bytes - within);
+  const int lo = csa_unit_bound(-start), hi = csa_unit_bound(k->n - start); /* [lo, hi) lies in [0, n) */
+  const int copy_here = csa_unit_bound(k->copied - within), zero_here = csa_unit_bound(k->zeroed - within);
+  const int copy_next = csa_unit_bound(k->copied - within + k->row_bytes);
+  const int zero_next = csa_unit_bound(k->zeroed - within + k->row_bytes);
+  const nx_u8 *here = k->past + b * k->past_row_bytes + within, *next = here + k->past_row_bytes - k->row_bytes;
+  nx_u8 *dst = k->cache + start, byte[16];
+  int i;
+#pragma unroll
+  for (i = 0; i < 16; i++) {
+    const int copy = i >= lo && i < hi && (i < wrap ? i < copy_here : i < copy_next);
+    byte[i] = copy ? __ldg((i < wrap ? here : next) + i) : (nx_u8)0;
+  }
+#pragma unroll
+  for (i = 0; i < 16; i++) {
+    const int copy = i < wrap ? i < copy_here : i < copy_next, zero = i < wrap ? i >= zero_here : i >= zero_next;
+    if (i >= lo && i < hi && (copy || zero)) dst[i] = byte[i];
+  }
+}
+
 static __device__ __forceinline__ void csa_copy_cache_rows(const nx_u8 *past, nx_u8 *cache, long long batch,
                                                            long long past_capacity, long long capacity,
                                                            long long record_bytes, const csa_cursor *c,
                                                            long long first, long long step) {
-  const long long row_bytes = capacity * record_bytes, n = batch * row_bytes;
-  const long long copied = c->past_records * record_bytes, zeroed = c->present_records * record_bytes;
-  long long i, b, within, step_rows, step_within;
-  if (first >= n) return; /* also row_bytes == 0 */
-  b = first / row_bytes, within = first % row_bytes;
-  step_rows = step / row_bytes, step_within = step % row_bytes;
-  for (i = first; i < n; i += step) {
-    if (within < copied)
-      cache[i] = past[b * past_capacity * record_bytes + within];
-    else if (within >= zeroed)
-      cache[i] = 0;
-    b += step_rows, within += step_within;
-    if (within >= row_bytes) b++, within -= row_bytes;
+  const csa_copy_rows k = {past,
+                           cache,
+                           batch * capacity * record_bytes,
+                           capacity * record_bytes,
+                           past_capacity * record_bytes,
+                           c->past_records * record_bytes,
+                           c->present_records * record_bytes};
+  const long long lead = (long long)((unsigned long long)cache & 15u), turns = csa_copy_turns(k.n);
+  const long long stride = step * CSA_COPY_TURN_BYTES;
+  long long t, start, b, within, stride_rows, stride_within;
+  if (first >= turns) return; /* also n == 0 */
+  start = first * CSA_COPY_TURN_BYTES - lead;
+  b = start < 0 ? 0 : start / k.row_bytes;
+  within = start - b * k.row_bytes;
+  stride_rows = stride / k.row_bytes, stride_within = stride - stride_rows * k.row_bytes;
+  for (t = first; t < turns; t += step) {
+    uint4 v[CSA_COPY_UNITS];
+    int kind[CSA_COPY_UNITS], j;
+    unsigned bytewise = 0; /* the units to go byte by byte, after the others' stores */
+#pragma unroll
+    for (j = 0; j < CSA_COPY_UNITS; j++) {
+      long long row = b, at = within + 16 * j;
+      if (at >= k.row_bytes) at -= k.row_bytes, row++; /* a row is longer than a turn */
+      kind[j] = csa_copy_unit_kind(&k, start + 16 * j, row, at);
+      if (kind[j] == CSA_UNIT_COPY) v[j] = __ldg((const uint4 *)(past + row * k.past_row_bytes + at));
+    }
+#pragma unroll
+    for (j = 0; j < CSA_COPY_UNITS; j++) {
+      if (kind[j] == CSA_UNIT_COPY) *(uint4 *)(cache + start + 16 * j) = v[j];
+      if (kind[j] == CSA_UNIT_ZERO) *(uint4 *)(cache + start + 16 * j) = make_uint4(0u, 0u, 0u, 0u);
+      if (kind[j] == CSA_UNIT_BYTES) bytewise |= 1u << j;
+    }
+    for (j = 0; bytewise; j++, bytewise >>= 1)
+      if (bytewise & 1u) {
+        long long row = b, at = within + 16 * j;
+        if (at >= k.row_bytes) at -= k.row_bytes, row++;
+        csa_copy_unit_bytes(&k, start + 16 * j, row, at);
+      }
+    start += stride, b += stride_rows, within += stride_within;
+    if (within >= k.row_bytes) within -= k.row_bytes, b++;
+    if (within < 0 && b > 0) within += k.row_bytes, b--; /* only the first turn starts before byte 0 */
   }
 }
 
