@@ -207,16 +207,32 @@ static void add_scaled_row(float *restrict y, const float *restrict v, float p, 
 }
 
 /*
-** acc[g] = sum_d q_t[d * HEAD_GROUP + g] * k[d] from +0, d ascending, for all
-** HEAD_GROUP lanes at once (the heads' queries interleaved, so that one d is
-** one vector operation; lanes past the unit's heads hold zeros).
+** acc[g] = sum_d q_t[d * HEAD_GROUP + g] * k[d] from +0, d ascending, for the
+** first `lanes` lanes at once (the heads' queries interleaved, so that one d
+** is one vector operation; lanes past the unit's heads hold zeros).  lanes
+** is a constant where it is inlined, so each width gets its own loop.
 */
-static void dot_heads(const float *restrict q_t, const float *restrict k, long long n, float *restrict acc) {
+static inline void dot_lanes(const float *restrict q_t, const float *restrict k, long long n, float *restrict acc,
+                             int lanes) {
   long long dd;
   int g;
-  for (g = 0; g < HEAD_GROUP; g++) acc[g] = 0.0f;
+  for (g = 0; g < lanes; g++) acc[g] = 0.0f;
   for (dd = 0; dd < n; dd++)
-    for (g = 0; g < HEAD_GROUP; g++) acc[g] = acc[g] + q_t[dd * HEAD_GROUP + g] * k[dd];
+    for (g = 0; g < lanes; g++) acc[g] = acc[g] + q_t[dd * HEAD_GROUP + g] * k[dd];
+}
+
+/*
+** The G heads' dots: 8 lanes where they are enough (64 query heads over 8
+** kv heads), else HEAD_GROUP.  Why: 16 lanes for 8 heads computed as many
+** zero lanes as heads (IndexShare heads 64, B = 1 on one thread: 13.3 ->
+** 8.8 ms with 8 lanes, docs/SPEED.md).
+*/
+static void dot_heads(const float *restrict q_t, const float *restrict k, long long n, long long G,
+                      float *restrict acc) {
+  if (G <= HEAD_GROUP / 2)
+    dot_lanes(q_t, k, n, acc, HEAD_GROUP / 2);
+  else
+    dot_lanes(q_t, k, n, acc, HEAD_GROUP);
 }
 
 /*
@@ -255,7 +271,7 @@ static void rows_attend_heads(const is_ctx *x, const row_scratch *w, long long b
       acc[0] = 0.0f;
       for (dd = 0; dd < H; dd++) acc[0] = acc[0] + w->q_t[dd * HEAD_GROUP] * w->k_scaled[dd];
     } else {
-      dot_heads(w->q_t, w->k_scaled, H, acc);
+      dot_heads(w->q_t, w->k_scaled, H, G, acc);
     }
     for (g = 0; g < G; g++) {
       if (d->has_bias) acc[g] = acc[g] + tensor_load_f32(x->bias, index_share_bias_offset(d, b, h0 + g, qi, key));
