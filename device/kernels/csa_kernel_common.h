@@ -155,37 +155,17 @@ static __device__ __forceinline__ int csa_copy_unit_kind(const csa_copy_rows *k,
   return within >= k->copied && within + 16 <= k->zeroed ? CSA_UNIT_SKIP : CSA_UNIT_BYTES;
 }
 
-/* v clamped to [0, 16]: a bound on a unit's byte index. */
-static __device__ __forceinline__ int csa_unit_bound(long long v) { return v < 0 ? 0 : v > 16 ? 16 : (int)v; }
-
-/*
-** The bytes of unit [start, start + 16) that lie in [0, n), byte by byte,
-** the unit in row b at offset within.  Every byte's load is issued before
-** any store, so that the unit waits out one load's latency, not sixteen:
-** past and cache are both bytes, so a load after a store could not pass it
-** (a run's edge cost the ratio-128 copy at 4K 1.4 us that way).
-*/
-
+/* The bytes of unit [start, start + 16) within [0, n) one at a time, the unit in row b at offset within. */
 static __device__ __forceinline__ void csa_copy_unit_bytes(const csa_copy_rows *k, long long start, long long b,
                                                            long long within) {
-  /* bytes i < wrap lie in row b, the rest in row b + 1 (a row is longer than a unit) */
-  const int wrap = csa_unit_bound(k->row_bytes - within);
-  const int lo = csa_unit_bound(-start), hi = csa_unit_bound(k->n - start); /* [lo, hi) lies in [0, n) */
-  const int copy_here = csa_unit_bound(k->copied - within), zero_here = csa_unit_bound(k->zeroed - within);
-  const int copy_next = csa_unit_bound(k->copied - within + k->row_bytes);
-  const int zero_next = csa_unit_bound(k->zeroed - within + k->row_bytes);
-  const nx_u8 *here = k->past + b * k->past_row_bytes + within, *next = here + k->past_row_bytes - k->row_bytes;
-  nx_u8 *dst = k->cache + start, byte[16];
-  int i;
-#pragma unroll
-  for (i = 0; i < 16; i++) {
-    const int copy = i >= lo && i < hi && (i < wrap ? i < copy_here : i < copy_next);
-    byte[i] = copy ? __ldg((i < wrap ? here : next) + i) : (nx_u8)0;
-  }
-#pragma unroll
-  for (i = 0; i < 16; i++) {
-    const int copy = i < wrap ? i < copy_here : i < copy_next, zero = i < wrap ? i >= zero_here : i >= zero_next;
-    if (i >= lo && i < hi && (copy || zero)) dst[i] = byte[i];
+  long long i;
+  for (i = start < 0 ? 0 : start; i < start + 16 && i < k->n; i++) {
+    long long row = b, at = within + (i - start);
+    if (at >= k->row_bytes) at -= k->row_bytes, row++; /* a row is longer than a unit */
+    if (at < k->copied)
+      k->cache[i] = k->past[row * k->past_row_bytes + at];
+    else if (at >= k->zeroed)
+      k->cache[i] = 0;
   }
 }
 
