@@ -144,6 +144,19 @@ static const char *const big_cases[][2] = {
     /* 3 x 8 x 4 = 96 IndexShare rows, capacity present with a bias: rows split */
     {"is.big.rows", "family=is.valid op=IndexShare dtype=bf16 idx=i64 b=3 n=8 nkv=2 sq=4 sc=4 sp=13 h=8 ih=1 k=5 "
                     "out=3 present=cap vlen=12,12,12 bias=1x13 scale=none seed=2709884360 steps=4"},
+    /* 3 units of 8 heads (b = 1, 3 kv heads) under 2 x 2 workers: the phases of index_share_split.c, up to 3
+       key chunks of 128 and 3 dim chunks of 32 a unit; 1 thread takes whole units */
+    {"is.big.split", "family=is.valid op=IndexShare dtype=bf16 idx=i32 b=1 n=24 nkv=3 sq=1 sc=1 sp=400 h=96 ih=1 "
+                     "k=300 out=1 present=grow vlen=none bias=none scale=none seed=1409761537 steps=4"},
+    /* the same split with 20 heads a kv head (chunks of 16 and 4 heads, 16-lane dots), per-head bias, a capacity
+       present, 3 masked rows and dim chunks of 32 and 8 */
+    {"is.big.split.cap", "family=is.masked op=IndexShare dtype=f32 idx=i64 b=1 n=20 nkv=1 sq=1 sc=2 sp=400 h=40 "
+                         "ih=1 k=260 out=3 present=cap vlen=390 bias=1x20x1x400 scale=none masked=3 "
+                         "seed=3027584811 steps=3"},
+    /* the split over units of one head each (an index row a head), f16, with a per-head bias */
+    {"is.big.split.rows", "family=is.valid op=IndexShare dtype=f16 idx=i32 b=1 n=3 nkv=1 sq=1 sc=3 sp=300 h=64 "
+                          "ih=3 k=257 out=3 present=grow vlen=none bias=1x3x1x303 scale=none seed=613905327 "
+                          "steps=3"},
     /* 2 x 520 prefill rows: whole ratio-4 index rows split, then attention rows, topk 512 */
     {"csa4.big.rows", "family=csa4.chain op=CompressedSparseAttention ratio=4 b=2 heads=2 iheads=1 topk=512 "
                       "window=128 start=0 prefill=520 decode=4 cap=131 outputs=6 bias=1 sink=zero scale=none "
