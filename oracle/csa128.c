@@ -53,7 +53,7 @@
 ** the 32 records (40 us) ran on the caller alone with the old 64.
 */
 #define RECORDS_PER_WORKER_MIN 16
-#define POOL_DIMS_PER_WORKER_MIN 64 /* record dims pooled per worker at least (each 128 nx_expf) */
+#define POOL_DIMS_PER_WORKER_MIN 32 /* record dims pooled per worker at least (each 128 nx_expf, 4 us) */
 #define CARRY_SLOTS_PER_WORKER_MIN 32 /* carry slots (4 KiB each) copied or reset per worker at least */
 
 /* ---- compression update (seed:180-281) ----------------------------------- */

@@ -51,9 +51,11 @@ typedef struct attend_job {
 
 /*
 ** Selected records a worker should decode at least when a row's decode is
-** split (rows in turn, B = 1): a record is 512 dims, about a microsecond.
+** split (rows in turn, B = 1): a record is 512 dims, about 2 us on the
+** H200's host.  32, so that a top-k of 512 reaches 16 workers (with 64, 8
+** of them took 0.18 ms of a 1.9 ms step at 4K; docs/SPEED.md).
 */
-#define DECODE_RECORDS_MIN 64
+#define DECODE_RECORDS_MIN 32
 
 /* The decode of one row's selected records into its scratch, shared by the workers. */
 typedef struct decode_job {
@@ -120,8 +122,18 @@ static void broadcast_selection(const csa_dims *d, const int *selection, tensor 
 
 int oracle_csa4_run(const csa_attrs *a, const tensor *const *inputs, int n_inputs, tensor *const *outputs,
                     int n_outputs, csa4_trace *trace, op_error *err) {
+  /*
+  ** The workers' attention scratch, kept from step to step: a fresh 1 MiB of
+  ** records a worker was zeroed on the calling thread every step, 0.3 ms of
+  ** a 1.9 ms step on 16 cores (docs/SPEED.md).  A slot is written before it
+  ** is read (decode_selected), so the kept blocks need no clearing.
+  */
+  static _Thread_local oracle_kept kept_records, kept_values;
   csa_dims d;
   attend_job j;
+  long long record_stride, value_stride;
+  float *records;
+  const float **values;
   int *selection, rc, workers, w;
 
   rc = csa_validate(a, inputs, n_inputs, (const tensor *const *)outputs, n_outputs, &d, err);
@@ -138,17 +150,17 @@ int oracle_csa4_run(const csa_attrs *a, const tensor *const *inputs, int n_input
   if (d.has_selected) broadcast_selection(&d, selection, outputs[CSA_OUT_SELECTED]);
   /* rows in parallel (each row's heads in turn), or rows in turn (csa_attend_heads spreads the heads) */
   workers = csa_split_rows(d.batch * d.seq, d.heads) ? oracle_parallel_workers(d.batch * d.seq, 1) : 1;
+  record_stride = oracle_worker_stride(d.topk * CSA_HEAD_DIM, sizeof(float));
+  value_stride = oracle_worker_stride(d.score_stride, sizeof(float *));
   j.d = &d, j.in = inputs, j.out = outputs, j.selection = selection, j.trace = trace;
   j.scratch = oracle_alloc_or_die((size_t)workers, sizeof *j.scratch, __FILE__, __LINE__);
+  records = oracle_kept_or_die(&kept_records, (size_t)(workers * record_stride), sizeof(float), __FILE__, __LINE__);
+  values = oracle_kept_or_die(&kept_values, (size_t)(workers * value_stride), sizeof(float *), __FILE__, __LINE__);
   for (w = 0; w < workers; w++) {
-    j.scratch[w].records = oracle_alloc_or_die((size_t)(d.topk * CSA_HEAD_DIM), sizeof(float), __FILE__, __LINE__);
-    j.scratch[w].values = oracle_alloc_or_die((size_t)d.score_stride, sizeof(float *), __FILE__, __LINE__);
+    j.scratch[w].records = records + w * record_stride;
+    j.scratch[w].values = values + w * value_stride;
   }
   oracle_parallel_for(d.batch * d.seq, workers, attend_rows, &j);
-  for (w = 0; w < workers; w++) {
-    free(j.scratch[w].records);
-    free((void *)j.scratch[w].values);
-  }
   free(j.scratch);
   free(selection);
   return 0;

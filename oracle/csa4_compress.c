@@ -24,8 +24,9 @@
 ** time (DESIGN.md); nx_expf, nx_powf and nx_sincosf are correctly rounded.
 ** NaN / inf: as nx_csa_pool (a NaN score enters the sums; eight -inf scores
 ** give 0/0 = NaN); bf16 is the seeds' formula, which does not keep NaN.
-** Threads: each (stream, batch row) pair has its own carry, cache rows and
-** trace rows, so the pairs run on any worker (oracle_threads.h); inside a
+** Threads: the present caches' bytes are set first, in pieces over the
+** workers (oracle_threads.h); then each (stream, batch row) pair, which has
+** its own carry, cache rows and trace rows, runs on any worker; inside a
 ** pair the tokens run in order, as the carry needs.
 */
 #include "oracle/csa4_stages.h"
@@ -77,20 +78,29 @@ static void record_pool_norm(const stream *st, float *carry_row, float *rec) {
 }
 
 /*
-** One batch row.  Present records [0, past_records) are the past's bytes;
-** [past_records, capacity) start as zero bytes (*ours*: the seed leaves
-** them unwritten) and the emitted ones overwrite theirs.
+** Bytes [lo, hi) of batch row b's present cache: present records [0,
+** past_records) are the past's bytes, [past_records, capacity) start as
+** zero bytes (*ours*: the seed leaves them unwritten), and compress_row
+** then overwrites the emitted ones.
 */
+static void cache_bytes(const csa_dims *d, const stream *st, long long b, long long lo, long long hi) {
+  const long long rb = st->record_bytes, copied = d->past_records * rb;
+  unsigned char *row = st->cache + b * st->present_capacity * rb;
+  const unsigned char *past = st->past + b * st->past_capacity * rb;
+  if (lo < copied) memcpy(row + lo, past + lo, (size_t)((hi < copied ? hi : copied) - lo));
+  if (hi > copied) {
+    const long long z = lo > copied ? lo : copied;
+    memset(row + z, 0, (size_t)(hi - z));
+  }
+}
+
+/* One batch row's carry and emitted records; cache_bytes has set its cache row. */
 static void compress_row(const csa_dims *d, const stream *st, long long b) {
   const long long source = 2 * st->dim, carry_floats = CSA4_SLOTS * 2 * source;
   const size_t rb = (size_t)st->record_bytes;
   float *carry = st->carry + b * carry_floats, rec[CSA_HEAD_DIM];
   long long s, emitted = 0;
   memcpy(carry, st->past_carry + b * carry_floats, (size_t)carry_floats * sizeof(float));
-  memcpy(st->cache + (size_t)(b * st->present_capacity) * rb, st->past + (size_t)(b * st->past_capacity) * rb,
-         (size_t)d->past_records * rb);
-  memset(st->cache + (size_t)(b * st->present_capacity + d->past_records) * rb, 0,
-         (size_t)(st->present_capacity - d->past_records) * rb);
   if (d->start == 0) slots_reset(st, carry, 0, CSA4_SLOTS);
   for (s = 0; s < d->seq; s++) {
     const long long pos = d->start + s, row = (b * d->seq + s) * source;
@@ -152,10 +162,35 @@ static void index_stream(const csa_dims *d, const tensor *const *in, tensor *con
 
 /* ---- both streams, every batch row ---------------------------------------- */
 
+/*
+** The present caches' bytes go in pieces of this many bytes, all the
+** pieces of both streams' rows spread over the workers before any row
+** compresses.  Why: at 64K positions and B = 1 the main stream's row is
+** 9.5 MB, and as part of its row's item it was 2 ms of a 6.3 ms step on
+** 16 cores (docs/SPEED.md).  A piece is about 40 us of memcpy.
+*/
+#define CACHE_PIECE_BYTES (256LL << 10)
+
 typedef struct compress_job {
   const csa_dims *d;
-  stream streams[2]; /* main, index */
+  stream streams[2];     /* main, index */
+  long long pieces[2];   /* a batch row's cache pieces, per stream */
 } compress_job;
+
+/* Items [i0, i1): the main stream's B x pieces[0] pieces, then the index stream's, row-major. */
+static void cache_pieces(void *ctx, long long i0, long long i1, int worker) {
+  const compress_job *j = ctx;
+  const long long first_index = j->d->batch * j->pieces[0];
+  long long i;
+  (void)worker;
+  for (i = i0; i < i1; i++) {
+    const int sn = i >= first_index;
+    const stream *st = &j->streams[sn];
+    const long long k = sn ? i - first_index : i, row = st->present_capacity * st->record_bytes;
+    const long long lo = k % j->pieces[sn] * CACHE_PIECE_BYTES;
+    cache_bytes(j->d, st, k / j->pieces[sn], lo, lo + CACHE_PIECE_BYTES < row ? lo + CACHE_PIECE_BYTES : row);
+  }
+}
 
 /* Items [i0, i1): item i is stream i / B, batch row i % B. */
 static void compress_items(void *ctx, long long i0, long long i1, int worker) {
@@ -168,8 +203,15 @@ static void compress_items(void *ctx, long long i0, long long i1, int worker) {
 void csa4_compress(const csa_dims *d, const tensor *const *in, tensor *const *out, float *records_trace,
                    float *index_records_trace) {
   compress_job j;
+  long long pieces, sn;
   main_stream(d, in, out, records_trace, &j.streams[0]);
   index_stream(d, in, out, index_records_trace, &j.streams[1]);
   j.d = d;
+  for (sn = 0; sn < 2; sn++) { /* at least one piece a row, so that an empty row is one empty item */
+    const long long row = j.streams[sn].present_capacity * j.streams[sn].record_bytes;
+    j.pieces[sn] = row > CACHE_PIECE_BYTES ? (row + CACHE_PIECE_BYTES - 1) / CACHE_PIECE_BYTES : 1;
+  }
+  pieces = d->batch * (j.pieces[0] + j.pieces[1]);
+  oracle_parallel_for(pieces, oracle_parallel_workers(pieces, 2), cache_pieces, &j);
   oracle_parallel_for(2 * d->batch, oracle_parallel_workers(2 * d->batch, 1), compress_items, &j);
 }

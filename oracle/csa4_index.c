@@ -95,9 +95,10 @@ static void scratch_free(row_scratch *x) {
 /*
 ** Heads a worker should finalize at least when a row's heads are split: a
 ** head is a RoPE tail (32 powf and sincosf), a Hadamard and an FP4 round
-** trip, a few microseconds.
+** trip, about 11 us on the H200's host.  4, so that 64 heads reach 16
+** workers (with 8, 8 workers took 0.14 ms of a 1.9 ms step; docs/SPEED.md).
 */
-#define FINALIZE_HEADS_MIN 8
+#define FINALIZE_HEADS_MIN 4
 
 /* One row's query finalize, shared by the workers that split its heads. */
 typedef struct finalize_job {
