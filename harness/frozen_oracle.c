@@ -73,11 +73,16 @@ static int has_nan(const nan_lanes *l, const unsigned char *p, size_t bytes) {
 
 /* Rewrites every NaN in the bytes at p (elements of float dtype dt) as the canonical quiet NaN. */
 static void canonicalize_nans(dtype dt, const nan_lanes *l, unsigned char *p, size_t bytes) {
-  static const uint32_t quiet32 = 0x7fc00000u;
-  uint16_t quiet16 = dt == DTYPE_F16 ? 0x7e00u : 0x7fc0u;
+  const uint32_t quiet32 = 0x7fc00000u;
+  const uint16_t quiet16 = dt == DTYPE_F16 ? 0x7e00u : 0x7fc0u;
   size_t i, size = dtype_size(dt);
-  for (i = 0; i + size <= bytes; i += size)
-    if (has_nan(l, p + i, size)) memcpy(p + i, size == 4 ? (const void *)&quiet32 : (const void *)&quiet16, size);
+  for (i = 0; i + size <= bytes; i += size) {
+    if (!has_nan(l, p + i, size)) continue;
+    if (size == 4)
+      memcpy(p + i, &quiet32, sizeof quiet32);
+    else
+      memcpy(p + i, &quiet16, sizeof quiet16);
+  }
 }
 
 /*

@@ -184,7 +184,7 @@ static void attend_group(const head_rows *r, const float *const *values, long lo
       for (dd = 0; dd < CSA_HEAD_DIM; dd++) acc[g][dd] = acc[g][dd] + p * v[dd];
     }
   }
-  for (g = 0; g < r->n; g++) memcpy(r->y[g], acc[g], sizeof acc[g]);
+  for (g = 0; g < r->n && g < HEAD_GROUP; g++) memcpy(r->y[g], acc[g], sizeof acc[g]); /* r->n <= HEAD_GROUP */
 }
 
 int csa_split_rows(long long rows, long long heads) {
