@@ -115,15 +115,8 @@ static void split_values(void *ctx, long long begin, long long end, int worker) 
       for (dd = 0; dd < n; dd++) y[g][dd] = 0.0f;
     for (s = 0; s < unit->valid; s++) {
       is_present_row(j->x, &j->x->value, unit->b, unit->kv_head, j->key[u * K + s], d0, n, v);
-      /* a full chunk passes a width gcc knows, as -O2 vectorizes only such loops (the lanes do the same
-         operations; this phase at heads 64, B = 1 on 1 thread: 9.5 -> 4 ms) */
-      for (g = 0; g < unit->heads; g++) {
-        if (!live[g]) continue;
-        if (n == SPLIT_DIMS)
-          is_add_scaled_row(y[g], v, prob[g * K + s], SPLIT_DIMS);
-        else
-          is_add_scaled_row(y[g], v, prob[g * K + s], n);
-      }
+      for (g = 0; g < unit->heads; g++)
+        if (live[g]) is_add_scaled_row(y[g], v, prob[g * K + s], n);
     }
     for (g = 0; g < unit->heads; g++) {
       const long long row = (unit->b * d->q_heads + unit->h0 + g) * d->q_seq + unit->qi;
