@@ -7,9 +7,10 @@
 ** sums start at +0.0f and run in ascending index order, as the seed kernels'
 ** single-thread loops do.  nx_expf (correctly rounded) stands in for the
 ** seed's (float)exp((double)x) and nx_maxf for fmaxf (DESIGN.md).  Work is
-** reordered only across independent sums: several candidates' dot products
-** advance together, and y is accumulated candidate by candidate, so each
-** single sum keeps its order and its bits.  Threads: the heads of a row (or,
+** reordered only across independent sums: several heads' and candidates'
+** dot products advance together, each head's exps are taken once and kept
+** for the division, and y is accumulated in blocks of dims and candidates,
+** so each single sum keeps its order and its bits.  Threads: the heads of a row (or,
 ** in the callers, the rows of a step) are independent outputs and may run on
 ** different workers (oracle_threads.h); no sum is split between them.
 ** NaN / inf: a NaN score is skipped by the max but enters the sums (y NaN);
@@ -105,14 +106,6 @@ static void lane_blocks_fill(void *ctx, long long i0, long long i1, int worker) 
   }
 }
 
-/* acc[k] = sum_d q[d] * lane k's d, for every lane, each sum ascending in d. */
-static void dot_lanes(const float *q, const float *lanes, float *acc) {
-  int k, dd;
-  for (k = 0; k < DOT_LANES; k++) acc[k] = 0.0f;
-  for (dd = 0; dd < CSA_HEAD_DIM; dd++)
-    for (k = 0; k < DOT_LANES; k++) acc[k] = acc[k] + q[dd] * lanes[dd * DOT_LANES + k];
-}
-
 /*
 ** The rows of n <= HEAD_GROUP heads of one query row over the same
 ** candidates.  Taken together so that each block of interleaved candidates
@@ -129,61 +122,132 @@ typedef struct head_rows {
   float *prob[HEAD_GROUP], *score[HEAD_GROUP], *y[HEAD_GROUP]; /* prob, score: [score_len] scratch each */
 } head_rows;
 
+/*
+** Four float lanes, each an IEEE binary32 operation of its own (gcc and
+** clang lower it to SSE on x86-64; -ffp-contract=off keeps a * b + c two
+** roundings): the same bits as four scalar chains, in a quarter of the
+** instructions.  The loops below keep a few of them in registers as
+** accumulators, one chain a lane, each in its own order.
+*/
+typedef float f4 __attribute__((vector_size(16)));
+_Static_assert(DOT_LANES == 8, "a lane block's candidates are two f4s");
+
+static inline f4 f4_load(const float *p) {
+  f4 v;
+  memcpy(&v, p, sizeof v);
+  return v;
+}
+
+static inline f4 f4_splat(float x) {
+  const f4 v = {x, x, x, x};
+  return v;
+}
+
+/*
+** acc[g][k] = sum_d q[g][d] * lane k's d for HEAD_GROUP heads at once, each
+** sum ascending in d from +0.  Why four heads together: one head's
+** DOT_LANES chains are two vectors, and each add waits for the one before
+** it; four heads' eight independent vectors keep the adder busy.
+*/
+static void dot_lanes_group(const float *const *q, const float *lanes, float acc[HEAD_GROUP][DOT_LANES]) {
+  f4 a[HEAD_GROUP][2] = {{{0.0f}}};
+  int g, dd;
+  for (dd = 0; dd < CSA_HEAD_DIM; dd++) {
+    const f4 lo = f4_load(lanes + dd * DOT_LANES), hi = f4_load(lanes + dd * DOT_LANES + 4);
+#pragma GCC unroll 4 /* unrolled, the accumulators stay in registers */
+    for (g = 0; g < HEAD_GROUP; g++) {
+      const f4 qg = f4_splat(q[g][dd]);
+      a[g][0] = a[g][0] + qg * lo;
+      a[g][1] = a[g][1] + qg * hi;
+    }
+  }
+  memcpy(acc, a, sizeof a);
+}
+
 /* score[g][c] for every head and candidate (-inf where none), and each head's max into m[g]. */
 static void group_scores(const head_rows *r, const float *const *values, long long count, const lane_block *blocks,
                          long long n_blocks, float scale, long long score_len, float *m) {
-  float acc[DOT_LANES];
+  const float *q[HEAD_GROUP];
+  float acc[HEAD_GROUP][DOT_LANES];
   long long c, i;
   int k, g;
+  for (g = 0; g < HEAD_GROUP; g++) q[g] = r->q[g < r->n ? g : 0]; /* a short group repeats head 0, unstored */
   for (g = 0; g < r->n; g++) {
     m[g] = nx_f32_from_bits(NX_CSA_NEG_INF_BITS);
     for (c = 0; c < score_len; c++) r->score[g][c] = nx_f32_from_bits(NX_CSA_NEG_INF_BITS);
   }
   for (i = 0; i < n_blocks; i++) {
     const lane_block *blk = &blocks[i];
-    for (g = 0; g < r->n; g++) { /* the interleaved lanes serve every head of the group */
-      dot_lanes(r->q[g], blk->lanes, acc);
+    dot_lanes_group(q, blk->lanes, acc); /* the interleaved lanes serve every head of the group */
+    for (g = 0; g < r->n; g++)
       for (k = 0; k < blk->n; k++) {
-        float sc = acc[k] * scale;
+        float sc = acc[g][k] * scale;
         if (r->bias[g]) sc = sc + r->bias[g][blk->c[k] * r->bias_step[g]];
         r->score[g][blk->c[k]] = sc;
       }
-    }
   }
   for (g = 0; g < r->n; g++)
     for (c = 0; c < count; c++) /* ascending, though the max of non-NaN floats is order-free */
       if (values[c]) m[g] = nx_maxf(m[g], r->score[g][c]);
 }
 
+/*
+** Candidates [c0, c1) added into y's dims [d0, d0 + Y_BLOCK) of every head
+** of the group, acc[g] holding each head's sums so far: each y[d] runs
+** over the candidates ascending, skipping the -inf ones (not live, or
+** masked by a bias).  Why in blocks: the block's sums stay in registers
+** over C_BLOCK candidates, and those candidates' value rows stay in cache
+** over all the dim blocks, where a whole 512-float y row would be loaded
+** and stored again for each candidate.
+*/
+#define Y_BLOCK 8   /* two f4s a head */
+#define C_BLOCK 64  /* 128 KiB of value rows */
+
+static void group_values_block(const head_rows *r, const int *masked, const float *const *values, long long c0,
+                               long long c1, int d0, float acc[HEAD_GROUP][CSA_HEAD_DIM]) {
+  f4 a[HEAD_GROUP][2];
+  long long c;
+  int g;
+  for (g = 0; g < HEAD_GROUP; g++) a[g][0] = f4_load(acc[g] + d0), a[g][1] = f4_load(acc[g] + d0 + 4);
+  for (c = c0; c < c1; c++) {
+    f4 lo, hi;
+    if (!values[c]) continue; /* a dead candidate's score is -inf for every head */
+    lo = f4_load(values[c] + d0), hi = f4_load(values[c] + d0 + 4);
+#pragma GCC unroll 4 /* unrolled, the accumulators stay in registers */
+    for (g = 0; g < HEAD_GROUP; g++) {
+      f4 p;
+      if (g >= r->n || masked[g] || nx_csa_is_neg_inf(r->score[g][c])) continue;
+      p = f4_splat(r->prob[g][c]);
+      a[g][0] = a[g][0] + p * lo;
+      a[g][1] = a[g][1] + p * hi;
+    }
+  }
+  for (g = 0; g < HEAD_GROUP; g++) memcpy(acc[g] + d0, a[g], sizeof a[g]);
+}
+
 static void attend_group(const head_rows *r, const float *const *values, long long count, const lane_block *blocks,
                          long long n_blocks, float scale, long long score_len) {
-  float m[HEAD_GROUP], acc[HEAD_GROUP][CSA_HEAD_DIM];
+  float m[HEAD_GROUP], acc[HEAD_GROUP][CSA_HEAD_DIM] = {{0.0f}};
   int masked[HEAD_GROUP];
   long long c;
-  int g, dd;
+  int g, d0;
   group_scores(r, values, count, blocks, n_blocks, scale, score_len, m);
   for (g = 0; g < r->n; g++) {
     const float *score = r->score[g];
-    float den = 0.0f, *prob = r->prob[g];
-    for (dd = 0; dd < CSA_HEAD_DIM; dd++) acc[g][dd] = 0.0f;
+    float den = 0.0f, *w = r->prob[g];
     masked[g] = nx_csa_is_neg_inf(m[g]);
     if (masked[g]) continue; /* all masked: +0, though NaN scores remain */
-    for (c = 0; c < count; c++)
-      if (!nx_csa_is_neg_inf(score[c])) den = den + nx_expf(score[c] - m[g]);
-    den = den + nx_expf(r->sink[g] - m[g]); /* after the max: a logit-only mass */
-    /* prob[c] is the same for every dim, so it is computed once per candidate */
-    for (c = 0; c < count; c++) prob[c] = nx_csa_is_neg_inf(score[c]) ? 0.0f : nx_expf(score[c] - m[g]) / den;
-  }
-  /* y's sums in local arrays, which no value vector can alias: the dims then advance as vectors */
-  for (c = 0; c < count; c++) {
-    const float *v = values[c];
-    for (g = 0; g < r->n; g++) {
-      float p;
-      if (masked[g] || nx_csa_is_neg_inf(r->score[g][c])) continue; /* -inf: not live, or masked by its bias */
-      p = r->prob[g][c];
-      for (dd = 0; dd < CSA_HEAD_DIM; dd++) acc[g][dd] = acc[g][dd] + p * v[dd];
+    for (c = 0; c < count; c++) { /* each exp once: kept, then divided by den below */
+      w[c] = nx_csa_is_neg_inf(score[c]) ? 0.0f : nx_expf(score[c] - m[g]);
+      if (!nx_csa_is_neg_inf(score[c])) den = den + w[c];
     }
+    den = den + nx_expf(r->sink[g] - m[g]); /* after the max: a logit-only mass */
+    for (c = 0; c < count; c++) /* prob[c]: the same for every dim */
+      w[c] = nx_csa_is_neg_inf(score[c]) ? 0.0f : w[c] / den;
   }
+  for (c = 0; c < count; c += C_BLOCK)
+    for (d0 = 0; d0 < CSA_HEAD_DIM; d0 += Y_BLOCK)
+      group_values_block(r, masked, values, c, c + C_BLOCK < count ? c + C_BLOCK : count, d0, acc);
   for (g = 0; g < r->n && g < HEAD_GROUP; g++) memcpy(r->y[g], acc[g], sizeof acc[g]); /* r->n <= HEAD_GROUP */
 }
 

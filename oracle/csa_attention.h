@@ -53,8 +53,8 @@ void csa_fp8_record_decode(const unsigned char *rec, float *out);
 **   den = sum_c exp(score_c - m) + exp(sink - m);  y[d] = sum_c (exp(score_c - m) / den) * v_c[d]
 **
 ** Every sum runs in ascending c (the seed's order), each dot product in
-** ascending d; y's sums are taken candidate by candidate over all d at
-** once, which keeps each y[d]'s order.  A few heads are taken at a time so
+** ascending d; y's sums advance a few dims and candidates at a time, each
+** y[d] over c ascending, which keeps its order.  A few heads are taken at a time so
 ** that each candidate is read once for all of them (each head's sums
 ** unchanged).  When given, trace_scores ([B, S, heads,
 ** score_stride]) and trace_output ([B, S, heads, 512]) receive copies of the
