@@ -19,6 +19,7 @@
 */
 #include "oracle/csa_attention.h"
 
+#include "oracle/f4.h"
 #include "oracle/numerics/numerics.h"
 #include "oracle/numerics/nx_csa.h"
 #include "oracle/oracle_threads.h"
@@ -122,26 +123,7 @@ typedef struct head_rows {
   float *prob[HEAD_GROUP], *score[HEAD_GROUP], *y[HEAD_GROUP]; /* prob, score: [score_len] scratch each */
 } head_rows;
 
-/*
-** Four float lanes, each an IEEE binary32 operation of its own (gcc and
-** clang lower it to SSE on x86-64; -ffp-contract=off keeps a * b + c two
-** roundings): the same bits as four scalar chains, in a quarter of the
-** instructions.  The loops below keep a few of them in registers as
-** accumulators, one chain a lane, each in its own order.
-*/
-typedef float f4 __attribute__((vector_size(16)));
 _Static_assert(DOT_LANES == 8, "a lane block's candidates are two f4s");
-
-static inline f4 f4_load(const float *p) {
-  f4 v;
-  memcpy(&v, p, sizeof v);
-  return v;
-}
-
-static inline f4 f4_splat(float x) {
-  const f4 v = {x, x, x, x};
-  return v;
-}
 
 /*
 ** acc[g][k] = sum_d q[g][d] * lane k's d for HEAD_GROUP heads at once, each
