@@ -26,8 +26,10 @@
 ** give 0/0 = NaN); bf16 is the seeds' formula, which does not keep NaN.
 ** Threads: the present caches' bytes are set first, in pieces over the
 ** workers (oracle_threads.h); then each (stream, batch row) pair, which has
-** its own carry, cache rows and trace rows, runs on any worker; inside a
-** pair the tokens run in order, as the carry needs.
+** its own carry, cache rows and trace rows, runs on any worker, or, when the
+** pairs are fewer than the workers, the pairs run in turn and each record's
+** per-dim pools are spread instead; inside a pair the tokens run in order,
+** as the carry needs.
 */
 #include "oracle/csa4_stages.h"
 
@@ -66,13 +68,41 @@ static void slots_reset(const stream *st, float *carry_row, int first, int n) {
     }
 }
 
-/* Pool and RMSNorm of the completed block (seed:329-355, 441-470). */
+/* One finished record's pools, split by dim between the workers (record_pool_norm). */
+typedef struct pool_job {
+  const stream *st;
+  float *carry_row, *rec;
+} pool_job;
+
+/* Record dims [d0, d1): each dim's pool is its own pair of chains over the 8 slots. */
+static void pool_dims(void *ctx, long long d0, long long d1, int worker) {
+  const pool_job *j = ctx;
+  const stream *st = j->st;
+  long long dd;
+  (void)worker;
+  for (dd = d0; dd < d1; dd++)
+    j->rec[dd] = nx_csa_pool(slot_at(st, j->carry_row, 0, 1) + dd, slot_at(st, j->carry_row, 0, 0) + dd, CSA4_SLOTS,
+                             2 * (2 * st->dim), CSA4_SLOTS / 2, st->dim);
+}
+
+/*
+** Record dims a worker pools at least: 8 nx_expf each, so 64 dims are
+** about 20 us.  Fewer would cost more in the call than they save.
+*/
+#define POOL_DIMS_PER_WORKER_MIN 64
+
+/*
+** Pool and RMSNorm of the completed block (seed:329-355, 441-470).  The
+** pools are spread over the workers when this row is not itself one
+** worker's item (csa4_compress: one batch row, as in decode at B = 1);
+** inside an item the call runs them in turn.
+*/
 static void record_pool_norm(const stream *st, float *carry_row, float *rec) {
+  pool_job j;
   float inv_rms;
   int dd;
-  for (dd = 0; dd < st->dim; dd++)
-    rec[dd] = nx_csa_pool(slot_at(st, carry_row, 0, 1) + dd, slot_at(st, carry_row, 0, 0) + dd, CSA4_SLOTS,
-                          2 * (2 * st->dim), CSA4_SLOTS / 2, st->dim);
+  j.st = st, j.carry_row = carry_row, j.rec = rec;
+  oracle_parallel_for(st->dim, oracle_parallel_workers(st->dim, POOL_DIMS_PER_WORKER_MIN), pool_dims, &j);
   inv_rms = nx_csa_inv_rms(nx_csa_square_sum(rec, st->dim), st->dim);
   for (dd = 0; dd < st->dim; dd++) rec[dd] = nx_csa_norm_value(rec[dd], inv_rms, st->norm[dd]);
 }
@@ -213,5 +243,14 @@ void csa4_compress(const csa_dims *d, const tensor *const *in, tensor *const *ou
   }
   pieces = d->batch * (j.pieces[0] + j.pieces[1]);
   oracle_parallel_for(pieces, oracle_parallel_workers(pieces, 2), cache_pieces, &j);
-  oracle_parallel_for(2 * d->batch, oracle_parallel_workers(2 * d->batch, 1), compress_items, &j);
+  /*
+  ** The (stream, row) items over the workers when there are enough of them
+  ** to keep the workers busy; else in turn, each record's pools spread over
+  ** the workers (record_pool_norm).  Why: at B = 1 two items left all but
+  ** two of 16 workers idle while the main stream pooled 512 dims.
+  */
+  if (2 * d->batch >= oracle_threads_available())
+    oracle_parallel_for(2 * d->batch, oracle_parallel_workers(2 * d->batch, 1), compress_items, &j);
+  else
+    compress_items(&j, 0, 2 * d->batch, 0);
 }

@@ -89,40 +89,23 @@ static long long lane_blocks_plan(const float *const *values, long long count, l
   return nb;
 }
 
-typedef struct lanes_job {
-  const float *const *values;
-  lane_block *blocks;
-} lanes_job;
-
-/* Blocks [i0, i1): their interleaved lanes. */
-static void lane_blocks_fill(void *ctx, long long i0, long long i1, int worker) {
-  const lanes_job *j = ctx;
-  long long i;
+/*
+** Block i's interleaved lanes.  Why not once for all heads of the call
+** before the scores: the phase that reads a block fills it, so that the
+** lanes a worker reads are the ones it has just written, in its own cache.
+*/
+static void lane_block_fill(const float *const *values, lane_block *blk) {
   int k, dd;
-  (void)worker;
-  for (i = i0; i < i1; i++) {
-    lane_block *blk = &j->blocks[i];
-    for (dd = 0; dd < CSA_HEAD_DIM; dd++)
-      for (k = 0; k < DOT_LANES; k++) blk->lanes[dd * DOT_LANES + k] = k < blk->n ? j->values[blk->c[k]][dd] : 0.0f;
-  }
+  for (dd = 0; dd < CSA_HEAD_DIM; dd++)
+    for (k = 0; k < DOT_LANES; k++) blk->lanes[dd * DOT_LANES + k] = k < blk->n ? values[blk->c[k]][dd] : 0.0f;
 }
 
 /*
-** The rows of n <= HEAD_GROUP heads of one query row over the same
-** candidates.  Taken together so that each block of interleaved candidates
-** (lane_block) and each value vector is read once for all of them while it
-** is in cache; each head's sums are its own and keep their order.
+** Heads are taken HEAD_GROUP at a time wherever their sums run side by
+** side: the lanes of a block, or the values of a candidate, are read once
+** for all of them, and each head's sums keep their own order.
 */
 #define HEAD_GROUP 4
-
-typedef struct head_rows {
-  int n;
-  const float *q[HEAD_GROUP], *bias[HEAD_GROUP];
-  long long bias_step[HEAD_GROUP];
-  float sink[HEAD_GROUP];
-  float *prob[HEAD_GROUP], *score[HEAD_GROUP], *y[HEAD_GROUP]; /* prob, score: [score_len] scratch each */
-} head_rows;
-
 _Static_assert(DOT_LANES == 8, "a lane block's candidates are two f4s");
 
 /*
@@ -146,91 +129,158 @@ static void dot_lanes_group(const float *const *q, const float *lanes, float acc
   memcpy(acc, a, sizeof a);
 }
 
-/* score[g][c] for every head and candidate (-inf where none), and each head's max into m[g]. */
-static void group_scores(const head_rows *r, const float *const *values, long long count, const lane_block *blocks,
-                         long long n_blocks, float scale, long long score_len, float *m) {
-  const float *q[HEAD_GROUP];
+/*
+** One csa_attend_heads call, in three phases, each a parallel call over
+** the whole row: the scores (items: lane blocks, every head), the softmax
+** (items: heads), y (items: blocks of Y_BLOCK dims, every head).  Why this
+** split and not a worker a few heads: a worker then reads a few candidates'
+** keys or a few dims of the values, where with whole heads every worker
+** streamed every candidate's 4 KiB (keys and values) through its cache;
+** on 16 cores that traffic, not the arithmetic, held the row (docs/SPEED.md,
+** "The attention in three phases").
+*/
+#define Y_BLOCK 8      /* dims of y a values item sums: two f4s a head */
+#define SCORE_BLOCKS 4 /* lane blocks (64 KiB) a scores item takes a head group at a time over */
+
+typedef struct row_job {
+  const csa_dims *d;
+  const tensor *const *in;
+  tensor *const *out;
+  long long b, s, count;
+  const float *const *values;
+  lane_block *blocks; /* the row's live candidates; lanes filled by the scores phase */
+  long long n_blocks;
+  long long stride;          /* a score / prob row: score_stride on whole cache lines */
+  float *score, *prob;       /* [heads][stride] each */
+  unsigned char *masked;     /* [heads]: every score -inf, y = +0 */
+  float *columns;            /* worker w's: count x Y_BLOCK floats from w * column_stride */
+  long long column_stride;
+  float *trace_scores, *trace_output;
+} row_job;
+
+/* Output row (b, s, h) of the call's tensors: its index into [B, S, heads]. */
+static long long row_index(const row_job *j, long long h) { return (j->b * j->d->seq + j->s) * j->d->heads + h; }
+
+static const float *row_query(const row_job *j, long long h) {
+  return (const float *)j->in[CSA_IN_QUERY]->data + row_index(j, h) * CSA_HEAD_DIM;
+}
+
+/* Phase 1, lane blocks [i0, i1): fill them, then every head's scores of their candidates. */
+static void scores_items(void *ctx, long long i0, long long i1, int worker) {
+  const row_job *j = ctx;
+  const csa_dims *d = j->d;
   float acc[HEAD_GROUP][DOT_LANES];
-  long long c, i;
-  int k, g;
-  for (g = 0; g < HEAD_GROUP; g++) q[g] = r->q[g < r->n ? g : 0]; /* a short group repeats head 0, unstored */
-  for (g = 0; g < r->n; g++) {
-    m[g] = nx_f32_from_bits(NX_CSA_NEG_INF_BITS);
-    for (c = 0; c < score_len; c++) r->score[g][c] = nx_f32_from_bits(NX_CSA_NEG_INF_BITS);
-  }
-  for (i = 0; i < n_blocks; i++) {
-    const lane_block *blk = &blocks[i];
-    dot_lanes_group(q, blk->lanes, acc); /* the interleaved lanes serve every head of the group */
-    for (g = 0; g < r->n; g++)
-      for (k = 0; k < blk->n; k++) {
-        float sc = acc[g][k] * scale;
-        if (r->bias[g]) sc = sc + r->bias[g][blk->c[k] * r->bias_step[g]];
-        r->score[g][blk->c[k]] = sc;
+  long long i, first, h0;
+  int g, k;
+  (void)worker;
+  for (i = i0; i < i1; i++) lane_block_fill(j->values, &j->blocks[i]);
+  for (first = i0; first < i1; first += SCORE_BLOCKS) { /* the sub-range's lanes stay in cache over the heads */
+    const long long last = first + SCORE_BLOCKS < i1 ? first + SCORE_BLOCKS : i1;
+    for (h0 = 0; h0 < d->heads; h0 += HEAD_GROUP) {
+      const int n = (int)(d->heads - h0 < HEAD_GROUP ? d->heads - h0 : HEAD_GROUP);
+      const float *q[HEAD_GROUP], *bias[HEAD_GROUP];
+      long long bias_step[HEAD_GROUP];
+      for (g = 0; g < HEAD_GROUP; g++) q[g] = row_query(j, h0 + (g < n ? g : 0)); /* a short group repeats, unstored */
+      for (g = 0; g < n; g++) bias[g] = csa_bias_row(d, j->in, j->b, h0 + g, j->s, &bias_step[g]);
+      for (i = first; i < last; i++) {
+        const lane_block *blk = &j->blocks[i];
+        dot_lanes_group(q, blk->lanes, acc);
+        for (g = 0; g < n; g++)
+          for (k = 0; k < blk->n; k++) {
+            float sc = acc[g][k] * d->scale;
+            if (bias[g]) sc = sc + bias[g][blk->c[k] * bias_step[g]];
+            j->score[(h0 + g) * j->stride + blk->c[k]] = sc;
+          }
       }
+    }
   }
-  for (g = 0; g < r->n; g++)
-    for (c = 0; c < count; c++) /* ascending, though the max of non-NaN floats is order-free */
-      if (values[c]) m[g] = nx_maxf(m[g], r->score[g][c]);
 }
 
 /*
-** Candidates [c0, c1) added into y's dims [d0, d0 + Y_BLOCK) of every head
-** of the group, acc[g] holding each head's sums so far: each y[d] runs
-** over the candidates ascending, skipping the -inf ones (not live, or
-** masked by a bias).  Why in blocks: the block's sums stay in registers
-** over C_BLOCK candidates, and those candidates' value rows stay in cache
-** over all the dim blocks, where a whole 512-float y row would be loaded
-** and stored again for each candidate.
+** Phase 2, heads [h0, h1): the scores of dead candidates and past count to
+** -inf, the max over the live ones, then each candidate's probability:
+** its exp taken once, kept, and divided by den once den is whole.
 */
-#define Y_BLOCK 8   /* two f4s a head */
-#define C_BLOCK 64  /* 128 KiB of value rows */
+static void softmax_items(void *ctx, long long h0, long long h1, int worker) {
+  const row_job *j = ctx;
+  const csa_dims *d = j->d;
+  long long h, c;
+  (void)worker;
+  for (h = h0; h < h1; h++) {
+    float *score = j->score + h * j->stride, *w = j->prob + h * j->stride;
+    float m = nx_f32_from_bits(NX_CSA_NEG_INF_BITS), den = 0.0f;
+    for (c = 0; c < d->score_stride; c++)
+      if (c >= j->count || !j->values[c]) score[c] = nx_f32_from_bits(NX_CSA_NEG_INF_BITS);
+    for (c = 0; c < j->count; c++) /* ascending, though the max of non-NaN floats is order-free */
+      if (j->values[c]) m = nx_maxf(m, score[c]);
+    if (j->trace_scores)
+      memcpy(j->trace_scores + row_index(j, h) * d->score_stride, score, (size_t)d->score_stride * sizeof(float));
+    j->masked[h] = (unsigned char)nx_csa_is_neg_inf(m);
+    if (j->masked[h]) continue; /* all masked: +0, though NaN scores remain */
+    for (c = 0; c < j->count; c++) {
+      w[c] = nx_csa_is_neg_inf(score[c]) ? 0.0f : nx_expf(score[c] - m);
+      if (!nx_csa_is_neg_inf(score[c])) den = den + w[c];
+    }
+    den = den + nx_expf(((const float *)j->in[CSA_IN_HEAD_SINK]->data)[h] - m); /* after the max: a logit-only mass */
+    for (c = 0; c < j->count; c++) w[c] = nx_csa_is_neg_inf(score[c]) ? 0.0f : w[c] / den;
+  }
+}
 
-static void group_values_block(const head_rows *r, const int *masked, const float *const *values, long long c0,
-                               long long c1, int d0, float acc[HEAD_GROUP][CSA_HEAD_DIM]) {
-  f4 a[HEAD_GROUP][2];
+/*
+** Y_BLOCK dims of y for heads [h0, h0 + n): each y[d] summed over the
+** candidates ascending from +0, skipping the -inf ones (not live, or masked
+** by a bias); cols holds the live candidates' Y_BLOCK values, ascending.
+** The sums stay in registers over all the candidates.
+*/
+static void values_group(const row_job *j, long long h0, int n, const float *cols, float (*y)[Y_BLOCK]) {
+  f4 a[HEAD_GROUP][2] = {{{0.0f}}};
+  const float *score[HEAD_GROUP], *prob[HEAD_GROUP];
+  int live[HEAD_GROUP];
   long long c;
   int g;
-  for (g = 0; g < HEAD_GROUP; g++) a[g][0] = f4_load(acc[g] + d0), a[g][1] = f4_load(acc[g] + d0 + 4);
-  for (c = c0; c < c1; c++) {
+  for (g = 0; g < HEAD_GROUP; g++) {
+    const long long h = h0 + (g < n ? g : 0);
+    live[g] = g < n && !j->masked[h];
+    score[g] = j->score + h * j->stride, prob[g] = j->prob + h * j->stride;
+  }
+  for (c = 0; c < j->count; c++) {
     f4 lo, hi;
-    if (!values[c]) continue; /* a dead candidate's score is -inf for every head */
-    lo = f4_load(values[c] + d0), hi = f4_load(values[c] + d0 + 4);
+    if (!j->values[c]) continue; /* a dead candidate's score is -inf for every head */
+    lo = f4_load(cols), hi = f4_load(cols + 4);
+    cols += Y_BLOCK;
 #pragma GCC unroll 4 /* unrolled, the accumulators stay in registers */
     for (g = 0; g < HEAD_GROUP; g++) {
       f4 p;
-      if (g >= r->n || masked[g] || nx_csa_is_neg_inf(r->score[g][c])) continue;
-      p = f4_splat(r->prob[g][c]);
+      if (!live[g] || nx_csa_is_neg_inf(score[g][c])) continue;
+      p = f4_splat(prob[g][c]);
       a[g][0] = a[g][0] + p * lo;
       a[g][1] = a[g][1] + p * hi;
     }
   }
-  for (g = 0; g < HEAD_GROUP; g++) memcpy(acc[g] + d0, a[g], sizeof a[g]);
+  for (g = 0; g < n; g++) memcpy(y[g], a[g], sizeof a[g]);
 }
 
-static void attend_group(const head_rows *r, const float *const *values, long long count, const lane_block *blocks,
-                         long long n_blocks, float scale, long long score_len) {
-  float m[HEAD_GROUP], acc[HEAD_GROUP][CSA_HEAD_DIM] = {{0.0f}};
-  int masked[HEAD_GROUP];
-  long long c;
-  int g, d0;
-  group_scores(r, values, count, blocks, n_blocks, scale, score_len, m);
-  for (g = 0; g < r->n; g++) {
-    const float *score = r->score[g];
-    float den = 0.0f, *w = r->prob[g];
-    masked[g] = nx_csa_is_neg_inf(m[g]);
-    if (masked[g]) continue; /* all masked: +0, though NaN scores remain */
-    for (c = 0; c < count; c++) { /* each exp once: kept, then divided by den below */
-      w[c] = nx_csa_is_neg_inf(score[c]) ? 0.0f : nx_expf(score[c] - m[g]);
-      if (!nx_csa_is_neg_inf(score[c])) den = den + w[c];
+/* Phase 3, dim blocks [i0, i1): every head's y over those dims (and the trace's copy). */
+static void values_items(void *ctx, long long i0, long long i1, int worker) {
+  const row_job *j = ctx;
+  float *cols = j->columns + worker * j->column_stride, y[HEAD_GROUP][Y_BLOCK];
+  long long i, c, h0;
+  int g;
+  for (i = i0; i < i1; i++) {
+    const long long d0 = i * Y_BLOCK;
+    float *col = cols;
+    for (c = 0; c < j->count; c++) /* the live candidates' dims, contiguous: every head group reads them */
+      if (j->values[c]) memcpy(col, j->values[c] + d0, sizeof y[0]), col += Y_BLOCK;
+    for (h0 = 0; h0 < j->d->heads; h0 += HEAD_GROUP) {
+      const int n = (int)(j->d->heads - h0 < HEAD_GROUP ? j->d->heads - h0 : HEAD_GROUP);
+      values_group(j, h0, n, cols, y);
+      for (g = 0; g < n; g++) {
+        const long long at = row_index(j, h0 + g) * CSA_HEAD_DIM + d0;
+        memcpy((float *)j->out[CSA_OUT_Y]->data + at, y[g], sizeof y[g]);
+        if (j->trace_output) memcpy(j->trace_output + at, y[g], sizeof y[g]);
+      }
     }
-    den = den + nx_expf(r->sink[g] - m[g]); /* after the max: a logit-only mass */
-    for (c = 0; c < count; c++) /* prob[c]: the same for every dim */
-      w[c] = nx_csa_is_neg_inf(score[c]) ? 0.0f : w[c] / den;
   }
-  for (c = 0; c < count; c += C_BLOCK)
-    for (d0 = 0; d0 < CSA_HEAD_DIM; d0 += Y_BLOCK)
-      group_values_block(r, masked, values, c, c + C_BLOCK < count ? c + C_BLOCK : count, d0, acc);
-  for (g = 0; g < r->n && g < HEAD_GROUP; g++) memcpy(r->y[g], acc[g], sizeof acc[g]); /* r->n <= HEAD_GROUP */
 }
 
 int csa_split_rows(long long rows, long long heads) {
@@ -238,65 +288,26 @@ int csa_split_rows(long long rows, long long heads) {
   return (rows < avail ? rows : avail) >= (heads < avail ? heads : avail);
 }
 
-/* One csa_attend_heads call, shared by the workers that split its heads. */
-typedef struct heads_job {
-  const csa_dims *d;
-  const tensor *const *in;
-  tensor *const *out;
-  long long b, s, count;
-  const float *const *values;
-  const lane_block *blocks; /* the row's live candidates, interleaved */
-  long long n_blocks;
-  float *scratch;   /* worker w's: HEAD_GROUP prob rows, then HEAD_GROUP score rows, from w * 2 * HEAD_GROUP * stride */
-  long long stride; /* score_stride on whole cache lines */
-  float *trace_scores, *trace_output;
-} heads_job;
-
-/* Heads [h0, h1) of row (b, s), HEAD_GROUP at a time, on one worker's scratch. */
-static void heads_range(void *ctx, long long h0, long long h1, int worker) {
-  const heads_job *j = ctx;
-  const csa_dims *d = j->d;
-  float *scratch = j->scratch + (long long)worker * 2 * HEAD_GROUP * j->stride;
-  long long first;
-  int g;
-  for (first = h0; first < h1; first += HEAD_GROUP) {
-    head_rows r;
-    r.n = (int)(h1 - first < HEAD_GROUP ? h1 - first : HEAD_GROUP);
-    for (g = 0; g < r.n; g++) {
-      const long long row = (j->b * d->seq + j->s) * d->heads + first + g;
-      r.q[g] = (const float *)j->in[CSA_IN_QUERY]->data + row * CSA_HEAD_DIM;
-      r.y[g] = (float *)j->out[CSA_OUT_Y]->data + row * CSA_HEAD_DIM;
-      r.bias[g] = csa_bias_row(d, j->in, j->b, first + g, j->s, &r.bias_step[g]);
-      r.sink[g] = ((const float *)j->in[CSA_IN_HEAD_SINK]->data)[first + g];
-      r.prob[g] = scratch + g * j->stride;
-      r.score[g] = scratch + (HEAD_GROUP + g) * j->stride;
-    }
-    attend_group(&r, j->values, j->count, j->blocks, j->n_blocks, d->scale, d->score_stride);
-    for (g = 0; g < r.n; g++) {
-      const long long row = (j->b * d->seq + j->s) * d->heads + first + g;
-      if (j->trace_scores)
-        memcpy(j->trace_scores + row * d->score_stride, r.score[g], (size_t)d->score_stride * sizeof(float));
-      if (j->trace_output) memcpy(j->trace_output + row * CSA_HEAD_DIM, r.y[g], CSA_HEAD_DIM * sizeof(float));
-    }
-  }
-}
-
 void csa_attend_heads(const csa_dims *d, const tensor *const *in, tensor *const *out, long long b, long long s,
                       const float *const *values, long long count, float *trace_scores, float *trace_output) {
-  static _Thread_local oracle_kept kept_blocks; /* 16 KiB a block: fresh memory each row would fault */
-  const int workers = oracle_parallel_workers(d->heads, 1);
-  lane_block *blocks = oracle_kept_or_die(&kept_blocks, (size_t)((count + DOT_LANES - 1) / DOT_LANES),
-                                          sizeof *blocks, __FILE__, __LINE__);
-  lanes_job lj;
-  heads_job j;
-  j.n_blocks = lane_blocks_plan(values, count, blocks);
-  lj.values = values, lj.blocks = blocks;
-  oracle_parallel_for(j.n_blocks, oracle_parallel_workers(j.n_blocks, 4), lane_blocks_fill, &lj);
-  j.d = d, j.in = in, j.out = out, j.b = b, j.s = s, j.count = count, j.values = values, j.blocks = blocks;
+  /* kept from row to row (fresh memory each row would fault): 16 KiB a block, the score and prob rows */
+  static _Thread_local oracle_kept kept_blocks, kept_rows, kept_columns;
+  const int value_workers = oracle_parallel_workers(CSA_HEAD_DIM / Y_BLOCK, 1);
+  row_job j;
+  j.d = d, j.in = in, j.out = out, j.b = b, j.s = s, j.count = count, j.values = values;
   j.trace_scores = trace_scores, j.trace_output = trace_output;
-  j.stride = oracle_worker_stride(d->score_stride, sizeof *j.scratch);
-  j.scratch = oracle_alloc_or_die((size_t)(2 * HEAD_GROUP * workers * j.stride), sizeof *j.scratch, __FILE__,
-                                  __LINE__);
-  oracle_parallel_for(d->heads, workers, heads_range, &j);
-  free(j.scratch);
+  j.blocks = oracle_kept_or_die(&kept_blocks, (size_t)((count + DOT_LANES - 1) / DOT_LANES), sizeof *j.blocks,
+                                __FILE__, __LINE__);
+  j.n_blocks = lane_blocks_plan(values, count, j.blocks);
+  j.stride = oracle_worker_stride(d->score_stride, sizeof(float));
+  j.score = oracle_kept_or_die(&kept_rows, (size_t)(2 * d->heads * j.stride + d->heads), sizeof(float), __FILE__,
+                               __LINE__);
+  j.prob = j.score + d->heads * j.stride;
+  j.masked = (unsigned char *)(j.prob + d->heads * j.stride);
+  j.column_stride = oracle_worker_stride((count > 0 ? count : 1) * Y_BLOCK, sizeof(float));
+  j.columns = oracle_kept_or_die(&kept_columns, (size_t)(value_workers * j.column_stride), sizeof(float), __FILE__,
+                                 __LINE__);
+  oracle_parallel_for(j.n_blocks, oracle_parallel_workers(j.n_blocks, 1), scores_items, &j);
+  oracle_parallel_for(d->heads, oracle_parallel_workers(d->heads, 1), softmax_items, &j);
+  oracle_parallel_for(CSA_HEAD_DIM / Y_BLOCK, value_workers, values_items, &j);
 }

@@ -53,24 +53,25 @@ void csa_fp8_record_decode(const unsigned char *rec, float *out);
 **   den = sum_c exp(score_c - m) + exp(sink - m);  y[d] = sum_c (exp(score_c - m) / den) * v_c[d]
 **
 ** Every sum runs in ascending c (the seed's order), each dot product in
-** ascending d; y's sums advance a few dims and candidates at a time, each
-** y[d] over c ascending, which keeps its order.  A few heads are taken at a time so
-** that each candidate is read once for all of them (each head's sums
-** unchanged).  When given, trace_scores ([B, S, heads,
+** ascending d, and each one is computed whole by one thread, so the bits do
+** not depend on the threads.  When given, trace_scores ([B, S, heads,
 ** score_stride]) and trace_output ([B, S, heads, 512]) receive copies of the
-** head's scores and Y row.  Called outside a worker, it spreads the heads
-** over the oracle's threads; inside one, it runs them in turn; its scratch
-** is its own.  It writes only row (b, s)'s outputs, so calls for different
-** rows may run at once.
+** head's scores and Y row.  Called outside a worker, it spreads the row over
+** the oracle's threads in three phases (the scores by candidates, the
+** softmax by heads, y by dims; csa_attention.c says why); inside one, it
+** runs them in turn.  Its scratch is its own (kept by the calling thread).
+** It writes only row (b, s)'s outputs, so calls for different rows may run
+** at once.
 */
 void csa_attend_heads(const csa_dims *d, const tensor *const *in, tensor *const *out, long long b, long long s,
                       const float *const *values, long long count, float *trace_scores, float *trace_output);
 
 /*
-** 1 when a step's rows rows should be spread over the workers (each row's
-** heads then run in turn), 0 when the rows should run in turn and each
-** row's heads be spread: whichever keeps more workers busy, rows on a tie
-** (fewer thread starts).
+** 1 when a step's rows should be spread over the workers (each row's
+** phases then run in turn), 0 when the rows should run in turn and each
+** row's phases be spread: whichever keeps more workers busy, counting a
+** row's heads as its items (its smallest phase), rows on a tie (fewer
+** thread starts).
 */
 int csa_split_rows(long long rows, long long heads);
 
