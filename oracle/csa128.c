@@ -48,13 +48,14 @@
 
 #define CARRY_FLOATS (CSA128_RATIO * 2 * CSA_HEAD_DIM) /* one batch row of the carry */
 /*
-** FP8 records decoded per worker at least.  A record takes about 1.3 us and
-** a call to helpers that are watching for work costs a few: at 4K positions
-** the 32 records (40 us) ran on the caller alone with the old 64.
+** FP8 records decoded per worker at least.  A record takes about 0.5 us (a
+** table's decode) and a call to helpers that are watching for work costs a
+** few: at 4K positions the 32 records ran on the caller alone with the old
+** 64, and on 2 of 16 workers (25 us) with 16.
 */
-#define RECORDS_PER_WORKER_MIN 16
+#define RECORDS_PER_WORKER_MIN 4
 #define POOL_DIMS_PER_WORKER_MIN 32 /* record dims pooled per worker at least (each 128 nx_expf, 4 us) */
-#define CARRY_SLOTS_PER_WORKER_MIN 32 /* carry slots (4 KiB each) copied or reset per worker at least */
+#define CARRY_SLOTS_PER_WORKER_MIN 8 /* carry slots (4 KiB each) copied or reset per worker at least */
 
 /* ---- compression update (seed:180-281) ----------------------------------- */
 

@@ -86,10 +86,10 @@ static void pool_dims(void *ctx, long long d0, long long d1, int worker) {
 }
 
 /*
-** Record dims a worker pools at least: 8 nx_expf each, so 64 dims are
-** about 20 us.  Fewer would cost more in the call than they save.
+** Record dims a worker pools at least: 8 nx_expf each, so 32 dims are
+** about 10 us, and the main stream's 512 reach 16 workers.
 */
-#define POOL_DIMS_PER_WORKER_MIN 64
+#define POOL_DIMS_PER_WORKER_MIN 32
 
 /*
 ** Pool and RMSNorm of the completed block (seed:329-355, 441-470).  The
@@ -197,9 +197,11 @@ static void index_stream(const csa_dims *d, const tensor *const *in, tensor *con
 ** pieces of both streams' rows spread over the workers before any row
 ** compresses.  Why: at 64K positions and B = 1 the main stream's row is
 ** 9.5 MB, and as part of its row's item it was 2 ms of a 6.3 ms step on
-** 16 cores (docs/SPEED.md).  A piece is about 40 us of memcpy.
+** 16 cores (docs/SPEED.md).  A piece is about 10 us of memcpy, so that
+** the 4K step's 0.7 MB (4 pieces of 256 KiB, on 2 workers: 46 us of a
+** 1.1 ms step on 16 cores) spreads too.
 */
-#define CACHE_PIECE_BYTES (256LL << 10)
+#define CACHE_PIECE_BYTES (64LL << 10)
 
 typedef struct compress_job {
   const csa_dims *d;
@@ -242,7 +244,7 @@ void csa4_compress(const csa_dims *d, const tensor *const *in, tensor *const *ou
     j.pieces[sn] = row > CACHE_PIECE_BYTES ? (row + CACHE_PIECE_BYTES - 1) / CACHE_PIECE_BYTES : 1;
   }
   pieces = d->batch * (j.pieces[0] + j.pieces[1]);
-  oracle_parallel_for(pieces, oracle_parallel_workers(pieces, 2), cache_pieces, &j);
+  oracle_parallel_for(pieces, oracle_parallel_workers(pieces, 1), cache_pieces, &j);
   /*
   ** The (stream, row) items over the workers when there are enough of them
   ** to keep the workers busy; else in turn, each record's pools spread over
