@@ -91,8 +91,9 @@ void csa_fp8_record_decode(const unsigned char *rec, float *out) {
 /*
 ** A row's live candidates in blocks of up to DOT_LANES, ascending:
 ** lanes[d * DOT_LANES + k] = candidate c[k]'s d (0 for k >= n), so that the
-** DOT_LANES sums of one d are one contiguous vector operation.  Built once a
-** row (csa_attend_heads) and read by every head.
+** DOT_LANES sums of one d are one contiguous vector operation.  Planned once
+** a row (csa_attend_heads), filled and read by the scores phase for every
+** head.
 */
 typedef struct lane_block {
   float lanes[CSA_HEAD_DIM * DOT_LANES];

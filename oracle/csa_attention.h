@@ -40,7 +40,7 @@ const float *csa_dense_value(const csa_dims *d, const tensor *current_kv, long l
 const float *csa_bias_row(const csa_dims *d, const tensor *const *in, long long b, long long h, long long s,
                           long long *step);
 
-/* A 583-byte hybrid record decoded into 512 floats (nx_csa_fp8_record_value, dim by dim). */
+/* A 583-byte hybrid record decoded into 512 floats: each is nx_csa_fp8_record_value of its dim. */
 void csa_fp8_record_decode(const unsigned char *rec, float *out);
 
 /*
