@@ -292,7 +292,7 @@ static int csa4_launch_compress(device_csa4 *k, csa4_step *st, int index_stream)
                  "index compressor inputs are kv, gate, ape, norm in a row");
   _Static_assert(CSA_IN_COMPRESSOR_NORM == CSA_IN_COMPRESSOR_KV + 3,
                  "main compressor inputs are kv, gate, ape, norm in a row");
-  /* fast: a cluster of `cluster` blocks a batch row (the kernels' __cluster_dims__), cluster-stride */
+  /* fast: a cluster of `cluster` blocks a batch row (the kernels' __cluster_dims__; 1: plain blocks), cluster-stride */
   const unsigned long long cluster = index_stream ? CSA4_INDEX_CLUSTER : CSA4_MAIN_CLUSTER;
   const int id = index_stream ? CSA4_K_INDEX : CSA4_K_MAIN;
   if (st->shape.seq == 0) return 0;

@@ -139,20 +139,21 @@ extern "C" __global__ void __cluster_dims__(CSA4_MAIN_CLUSTER, 1, 1) __launch_bo
                        const float *norm, float *carry, nx_u8 *cache, const long long *total_ptr) {
   const csa4_stream st = {kv, gate, ape, norm, carry, cache, CSA4_SOURCE_K, CSA4_MAIN_CARRY_ROW,
                           p.present_capacity, CSA4_FP8_RECORD_K};
-  csa4_compress<CSA4_DIM_K, csa4_main_finish>(p, st, total_ptr);
+  csa4_compress<CSA4_DIM_K, CSA4_MAIN_CLUSTER, CSA4_MAIN_CANDS, csa4_main_finish>(p, st, total_ptr);
 }
 
 /*
 ** The index stream: kv and gate [B, S, 256], ape [4, 256], norm [128];
-** carry [B, 8, 2, 256]; key [B, Rci, 68].  As csa4_main_compress, with a
-** cluster of CSA4_INDEX_CLUSTER blocks, the Hadamard stage and the FP4 record.
+** carry [B, 8, 2, 256]; key [B, Rci, 68].  As csa4_main_compress, with one
+** block a batch row (a thread a dim), the Hadamard stage and the FP4 record.
 */
-extern "C" __global__ void __cluster_dims__(CSA4_INDEX_CLUSTER, 1, 1) __launch_bounds__(CSA4_INDEX_THREADS)
+static_assert(CSA4_INDEX_CLUSTER == 1, "csa4_index_compress is launched without a cluster");
+extern "C" __global__ void __launch_bounds__(CSA4_INDEX_THREADS)
     csa4_index_compress(csa4_shape p, const float *kv, const float *gate, const float *ape,
                         const float *norm, float *carry, nx_u8 *key, const long long *total_ptr) {
   const csa4_stream st = {kv, gate, ape, norm, carry, key, CSA4_INDEX_SOURCE_K, CSA4_INDEX_CARRY_ROW,
                           p.index_present_capacity, CSA4_INDEX_RECORD_K};
-  csa4_compress<CSA4_INDEX_DIM_K, csa4_index_finish>(p, st, total_ptr);
+  csa4_compress<CSA4_INDEX_DIM_K, CSA4_INDEX_CLUSTER, CSA4_INDEX_CANDS, csa4_index_finish>(p, st, total_ptr);
 }
 
 /* ---- index query, scoring, selection ----------------------------------------------- */

@@ -29,10 +29,16 @@
 #define CSA4_KERNEL_ATTENTION "csa4_attention"       /* the reference's one kernel (csa4_reference.cu) */
 
 #define CSA4_STATE_THREADS 256      /* 4 carry words and a turn of cache bytes a thread, grid-stride */
-#define CSA4_MAIN_THREADS 544       /* a thread per (dim, slot) of a cluster rank's 64 dims, + a RoPE warp */
-#define CSA4_INDEX_THREADS 544      /* the same for the index stream */
-#define CSA4_MAIN_CLUSTER 8         /* blocks a cluster, one cluster a batch row: 512 dims / 64 */
-#define CSA4_INDEX_CLUSTER 2        /* the index stream's: 128 dims / 64 */
+/*
+** A compressor block pools its rank's dims, CSA4_SLOTS_K / CANDS threads a
+** dim (CANDS of the dim's 8 candidates a thread), then a RoPE warp.
+*/
+#define CSA4_MAIN_CLUSTER 8         /* blocks a cluster, one cluster a batch row: 64 dims a block */
+#define CSA4_MAIN_CANDS 1           /* a thread per (dim, candidate) */
+#define CSA4_MAIN_THREADS (CSA4_DIM_K / CSA4_MAIN_CLUSTER * CSA4_SLOTS_K / CSA4_MAIN_CANDS + 32)       /* 544 */
+#define CSA4_INDEX_CLUSTER 1        /* the index stream: one block a batch row, all 128 dims */
+#define CSA4_INDEX_CANDS 4          /* two threads a dim, 4 candidates each */
+#define CSA4_INDEX_THREADS (CSA4_INDEX_DIM_K / CSA4_INDEX_CLUSTER * CSA4_SLOTS_K / CSA4_INDEX_CANDS + 32) /* 288 */
 #define CSA4_QUERY_THREADS 64       /* one block per (b, s, index head): a RoPE warp, a transform warp */
 #define CSA4_SCORE_THREADS 256      /* 8 warps over one tile of CSA4_SCORE_RECORDS records */
 #define CSA4_SCORE_RECORDS 32       /* records a scoring tile: one a lane */

@@ -9,32 +9,36 @@
 
 /*
 ** A compressor step is a few microseconds of latency, not of throughput, so
-** the record's work is spread over a thread-block cluster (one a batch row,
-** cluster-stride) and only what the oracle orders stays serial.
+** the record's work is spread over the threads of a block, or of a
+** thread-block cluster (one a batch row, cluster-stride), and only what the
+** oracle orders stays serial.
 **
-** Block r of the cluster pools record dims [64r, 64r + 64): pool thread t
-** (t < CSA4_POOL_THREADS) is candidate slot j = t % 8 of dim d = 64r + t / 8,
-** so a dim's eight candidates are eight neighbouring lanes.  The thread owns
-** carry column x = d (j < 4) or dim + d (j >= 4) of slots j % 4 and j % 4 +
-** 4, in registers across the step's tokens: a token of phase j % 4 goes into
-** the upper slot, the rotation moves upper to lower and empties upper, and
-** the candidate the pool reads is lower (j < 4) or upper (j >= 4), the
-** oracle's overlapped window.  The pooled dims are pushed into rank 0's
-** shared memory; after a cluster barrier rank 0 finishes the record:
-** the RMS chain in one thread (csa4_square_sum, d ascending), then the
-** norm, RoPE and the quantizer blocks a warp each.  The warp after the
-** pool threads computes the 32 RoPE angles while the record pools.
+** Block r of the cluster pools record dims [R r, R r + R), R = DIM /
+** CLUSTER: pool thread t is group g = t % G of dim d = R r + t / G, G = 8 /
+** CANDS, and holds the dim's candidates j = CANDS g .. CANDS g + CANDS - 1,
+** so a dim's groups are G neighbouring lanes.  For each j it owns carry
+** column x = d (j < 4) or dim + d (j >= 4) of slots j % 4 and j % 4 + 4, in
+** registers across the step's tokens: a token of phase j % 4 goes into the
+** upper slot, the rotation moves upper to lower and empties upper, and the
+** candidate the pool reads is lower (j < 4) or upper (j >= 4), the
+** oracle's overlapped window.  The pooled dims go into rank 0's shared
+** memory with their squares; after a block (or cluster) barrier rank 0
+** finishes the record: the RMS chain over the squares in one thread
+** (csa4_square_sum, d ascending), then the norm, RoPE and the quantizer
+** blocks a warp each.  The warp after the pool threads computes the 32
+** RoPE angles while the record pools.
+**
+** Why two shapes: the main stream's 512 dims take a cluster of 8 blocks, a
+** thread a candidate (one exp a thread).  The index stream's 128 dims fit
+** one block of two threads a dim, whose 4 exps each run side by side: one
+** shuffle for the max, and no cluster barrier.  A thread a dim (8 exps) and
+** four threads a dim were slower on an H200 (docs/SPEED.md, seventeenth
+** round).
 */
-#define CSA4_POOL_DIMS 64                                 /* record dims a cluster rank pools */
-#define CSA4_POOL_THREADS (CSA4_POOL_DIMS * CSA4_SLOTS_K) /* a thread a (dim, candidate) */
 #define CSA4_LANES 0xffffffffu
 
-static_assert(CSA4_MAIN_THREADS == CSA4_POOL_THREADS + 32 && CSA4_INDEX_THREADS == CSA4_MAIN_THREADS &&
-                  CSA4_DIM_K <= CSA4_MAIN_THREADS,
-              "a compressor block is the pool threads and the angle warp, a thread a norm weight");
-static_assert(CSA4_MAIN_CLUSTER * CSA4_POOL_DIMS == CSA4_DIM_K &&
-                  CSA4_INDEX_CLUSTER * CSA4_POOL_DIMS == CSA4_INDEX_DIM_K,
-              "a cluster rank pools 64 record dims");
+static_assert(CSA4_DIM_K <= CSA4_MAIN_THREADS && CSA4_INDEX_DIM_K <= CSA4_INDEX_THREADS,
+              "a thread a norm weight");
 
 /* One carry cell (slot, column): the kv's bits and the score. */
 typedef struct csa4_cell {
@@ -127,57 +131,74 @@ static __device__ __forceinline__ void csa4_index_transform(float x[4], const fl
 }
 
 /*
-** nx_csa_square_sum(x, N) of N (a multiple of 32) floats in 16-byte aligned
-** shared memory: the same chain, sq = sq + x[d] * x[d] from +0 with d
-** ascending, with the next 32 elements' loads issued before the current 32
-** are added, so that the chain waits on the adds alone.
+** nx_csa_square_sum of a record of N (a multiple of 32) dims from its
+** squares, sq[d] = x[d] * x[d] each rounded as the oracle's chain rounds it
+** (the pool threads square their own dims), in 16-byte aligned shared
+** memory: the same chain, sum = sum + sq[d] from +0 with d ascending, with
+** the next 32 squares' loads issued before the current 32 are added, so
+** that the chain waits on its adds alone.
 */
 template <int N>
-static __device__ __forceinline__ float csa4_square_sum(const float *x) {
-  const float4 *x4 = (const float4 *)x;
+static __device__ __forceinline__ float csa4_square_sum(const float *sq) {
+  const float4 *sq4 = (const float4 *)sq;
   float4 cur[8], next[8];
-  float sq = 0.0f;
+  float sum = 0.0f;
   int chunk, k;
 #pragma unroll
-  for (k = 0; k < 8; k++) cur[k] = x4[k];
+  for (k = 0; k < 8; k++) cur[k] = sq4[k];
   for (chunk = 0; chunk < N / 32; chunk++) {
     const int ahead = 8 * (chunk + 1 < N / 32 ? chunk + 1 : chunk); /* the last chunk reloads itself */
 #pragma unroll
-    for (k = 0; k < 8; k++) next[k] = x4[ahead + k];
+    for (k = 0; k < 8; k++) next[k] = sq4[ahead + k];
 #pragma unroll
     for (k = 0; k < 8; k++) {
-      sq = sq + cur[k].x * cur[k].x;
-      sq = sq + cur[k].y * cur[k].y;
-      sq = sq + cur[k].z * cur[k].z;
-      sq = sq + cur[k].w * cur[k].w;
+      sum = sum + cur[k].x;
+      sum = sum + cur[k].y;
+      sum = sum + cur[k].z;
+      sum = sum + cur[k].w;
       cur[k] = next[k];
     }
   }
-  return sq;
+  return sum;
 }
 
 /*
-** nx_csa_pool of this lane's dim over the candidates of its group of eight
-** lanes (cand is the lane's own), in every lane of the group.  The max is
-** reduced by shuffles: every lane first folds its score into -inf as the
-** oracle's loop does, which leaves no NaN, and on non-NaN values nx_maxf
-** is a max under a total order (+0 above -0), so the order does not
-** matter.  Each lane computes its own candidate's weight; den and num are
-** then summed over the candidates in slot order, in every lane.
+** nx_csa_pool of this thread's dim over its 8 candidates, CANDS of them in
+** cand (candidate CANDS g + i in cand[i]) and the rest in the other threads
+** of its group of 8 / CANDS lanes; the pooled value in every thread of the
+** group.  The max: every thread first folds its scores into -inf as the
+** oracle's loop does, which leaves no NaN, and on non-NaN values nx_maxf is
+** a max under a total order (+0 above -0), so the order does not matter.
+** Each thread computes its own candidates' weights; den and num are then
+** summed over the candidates in slot order, skipping the empty ones.
 */
-static __device__ __forceinline__ float csa4_pool(csa4_cell cand) {
-  const int base = (threadIdx.x % 32) & ~7, live = !nx_csa_is_neg_inf(cand.score);
-  const unsigned lives = __ballot_sync(CSA4_LANES, live) >> base;
-  float m = nx_maxf(csa_neg_inf(), cand.score), w = 0.0f, wkv = 0.0f, num = 0.0f, den = 0.0f;
-  int k;
-  for (k = 1; k < CSA4_SLOTS_K; k *= 2) m = nx_maxf(m, __shfl_xor_sync(CSA4_LANES, m, k));
-  if (live) {
-    w = nx_expf(cand.score - m);
-    wkv = w * nx_f32_from_bits(cand.kv);
+template <int CANDS>
+static __device__ __forceinline__ float csa4_pool(const csa4_cell *cand) {
+  constexpr int G = CSA4_SLOTS_K / CANDS; /* threads a dim */
+  const int base = (threadIdx.x % 32) & ~(G - 1);
+  float m = csa_neg_inf(), w[CANDS], wkv[CANDS], num = 0.0f, den = 0.0f;
+  unsigned lives[CANDS]; /* bit k of lives[i]: candidate CANDS k + i is live */
+  int i, k;
+#pragma unroll
+  for (i = 0; i < CANDS; i++) m = nx_maxf(m, cand[i].score);
+#pragma unroll
+  for (k = 1; k < G; k *= 2) m = nx_maxf(m, __shfl_xor_sync(CSA4_LANES, m, k));
+#pragma unroll
+  for (i = 0; i < CANDS; i++) {
+    const int live = !nx_csa_is_neg_inf(cand[i].score);
+    lives[i] = G == 1 ? (unsigned)live : __ballot_sync(CSA4_LANES, live) >> base;
+    w[i] = 0.0f, wkv[i] = 0.0f;
+    if (live) {
+      w[i] = nx_expf(cand[i].score - m);
+      wkv[i] = w[i] * nx_f32_from_bits(cand[i].kv);
+    }
   }
+#pragma unroll
   for (k = 0; k < CSA4_SLOTS_K; k++) {
-    const float wk = __shfl_sync(CSA4_LANES, w, base + k), wkvk = __shfl_sync(CSA4_LANES, wkv, base + k);
-    if ((lives >> k) & 1u) { /* the oracle skips an empty slot */
+    const int owner = base + k / CANDS, at = k % CANDS;
+    const float wk = G == 1 ? w[at] : __shfl_sync(CSA4_LANES, w[at], owner);
+    const float wkvk = G == 1 ? wkv[at] : __shfl_sync(CSA4_LANES, wkv[at], owner);
+    if ((lives[at] >> (k / CANDS)) & 1u) { /* the oracle skips an empty slot */
       den = den + wk;
       num = num + wkvk;
     }
@@ -186,8 +207,9 @@ static __device__ __forceinline__ float csa4_pool(csa4_cell cand) {
 }
 
 /*
-** Rank 0's finishes, called by all its threads after the cluster barrier:
-** pool holds the pooled record (DIM floats; the finish may overwrite it),
+** Rank 0's finishes, called by all its threads after the barrier: pool
+** holds the pooled record (DIM floats; the finish may overwrite them), then
+** their squares (DIM floats),
 ** norm the norm weights, angle the 32 angles at the block start, scratch a
 ** shared float, dst the cache record.
 **
@@ -199,7 +221,7 @@ static __device__ void csa4_main_finish(float *pool, const float *norm, const fl
                                         nx_u8 *dst) {
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32, d = NX_FP8_BLOCK * warp + 2 * lane;
   float x0, x1;
-  if (threadIdx.x == 0) *scratch = nx_csa_inv_rms(csa4_square_sum<CSA4_DIM_K>(pool), CSA4_DIM_K);
+  if (threadIdx.x == 0) *scratch = nx_csa_inv_rms(csa4_square_sum<CSA4_DIM_K>(pool + CSA4_DIM_K), CSA4_DIM_K);
   __syncthreads();
   if (warp > CSA4_FP8_BLOCKS_K) return;
   x0 = nx_csa_norm_value(pool[d], *scratch, norm[d]);
@@ -223,7 +245,7 @@ static __device__ void csa4_index_finish(float *pool, const float *norm, const f
   int i;
   (void)scratch;
   if (threadIdx.x >= 32) return;
-  inv_rms = nx_csa_inv_rms(csa4_square_sum<CSA4_INDEX_DIM_K>(pool), CSA4_INDEX_DIM_K);
+  inv_rms = nx_csa_inv_rms(csa4_square_sum<CSA4_INDEX_DIM_K>(pool + CSA4_INDEX_DIM_K), CSA4_INDEX_DIM_K);
   for (i = 0; i < 4; i++) x[i] = nx_csa_norm_value(pool[4 * lane + i], inv_rms, norm[4 * lane + i]);
   csa4_index_transform(x, angle, dst);
 }
@@ -250,70 +272,106 @@ static __device__ __forceinline__ csa4_token csa4_token_load(const csa4_stream &
 ** The walk both compressors share (see the section comment): the S tokens
 ** of a row in order; at every 4th position the record finishes into cache
 ** record (pos + 1) / 4 - 1 and the carry rotates.  Per emission e: the pool
-** threads push their dims into pool[e % 2] of rank 0 and rank 0's angle
-** warp fills angle[e % 2], one cluster barrier, rank 0 finishes.  The
-** parity buffers make that one barrier enough: a rank writes pool[e % 2]
-** again at e + 2, after passing barrier e + 1, which rank 0 reaches only
-** once it has finished e.  A thread's token loads run four tokens ahead.
+** threads put their dims into pool[e % 2] of rank 0 and rank 0's angle
+** warp fills angle[e % 2], one barrier, rank 0 finishes.  The parity
+** buffers make that one barrier enough: a rank writes pool[e % 2] again at
+** e + 2, after passing barrier e + 1, which rank 0 reaches only once it has
+** finished e.  A candidate's token loads run four tokens ahead.
 */
-template <int DIM, void (*Finish)(float *, const float *, const float2 *, float *, nx_u8 *)>
+template <int DIM, int CLUSTER, int CANDS, void (*Finish)(float *, const float *, const float2 *, float *, nx_u8 *)>
 static __device__ __forceinline__ void csa4_compress(const csa4_shape &p, const csa4_stream &st,
                                                      const long long *total_ptr) {
-  __shared__ __align__(16) float pool[2][DIM];
+  constexpr int G = CSA4_SLOTS_K / CANDS, POOL_THREADS = DIM / CLUSTER * G;
+  __shared__ __align__(16) float pool[2][2 * DIM]; /* the pooled record, then its squares */
   __shared__ float norm[DIM], scratch;
   __shared__ float2 angle[2][NX_CSA_ROPE_PAIRS];
-  const int tid = threadIdx.x, lane = tid % 32, j = tid % CSA4_SLOTS_K, width = 2 * DIM;
-  const int rank = (int)__clusterRelativeBlockRank(), pooler = tid < CSA4_POOL_THREADS;
-  const int d = rank * CSA4_POOL_DIMS + tid / CSA4_SLOTS_K, x = j < CSA4_RATIO_K ? d : DIM + d;
-  const int lower = j % CSA4_RATIO_K, upper = lower + CSA4_RATIO_K;
-  const long long first = __clusterIdx().x, clusters = __clusterGridDimInClusters().x;
+  const int tid = threadIdx.x, lane = tid % 32, g = tid % G, width = 2 * DIM;
+  const int rank = CLUSTER > 1 ? (int)__clusterRelativeBlockRank() : 0, pooler = tid < POOL_THREADS;
+  const int d = rank * (DIM / CLUSTER) + tid / G;
+  const long long first = CLUSTER > 1 ? __clusterIdx().x : blockIdx.x;
+  const long long clusters = CLUSTER > 1 ? __clusterGridDimInClusters().x : gridDim.x;
   const csa4_cell empty = {0u, csa_neg_inf()};
-  const float ape = pooler ? st.ape[lower * width + x] : 0.0f;
   const float norm_w = rank == 0 && tid < DIM ? st.norm[tid] : 0.0f; /* rank 0 parks it in norm[] */
   const float freq = !pooler && rank == 0 ? csa_rope_freq_table[lane] : 0.0f;
+  float ape[CANDS];
+  int x[CANDS], i;
   csa_cursor c;
   long long b, e = 0;
-  if (__clusterSizeInBlocks() * CSA4_POOL_DIMS != DIM) __trap(); /* the launch broke csa4_abi.h */
+  static_assert(POOL_THREADS % 32 == 0 && 32 % G == 0, "a dim's groups in one warp, the angle warp whole");
+  if (CLUSTER > 1 && __clusterSizeInBlocks() != CLUSTER) __trap(); /* the launch broke csa4_abi.h */
+#pragma unroll
+  for (i = 0; i < CANDS; i++) { /* candidate j = CANDS g + i: phase j % 4 */
+    const int j = CANDS * g + i;
+    x[i] = j < CSA4_RATIO_K ? d : DIM + d;
+    ape[i] = pooler ? st.ape[(j % CSA4_RATIO_K) * width + x[i]] : 0.0f;
+  }
   for (b = first; b < p.batch; b += clusters) {
     float *row = st.carry + b * st.carry_row;
-    csa4_cell lo = empty, hi = empty;
-    csa4_token tok = {0u, 0.0f};
-    long long s, s_tok;
-    if (pooler) { /* in bounds whatever the cursor: issued before it is known */
-      lo = csa4_cell_load(row, width, lower, x);
-      hi = csa4_cell_load(row, width, upper, x);
-      if (p.seq > 0) tok = csa4_token_load(st, p.seq, b, 0, x);
+    csa4_cell lo[CANDS], hi[CANDS];
+    csa4_token tok[CANDS];
+    long long s, s_tok[CANDS];
+#pragma unroll
+    for (i = 0; i < CANDS; i++) {
+      const int lower = (CANDS * g + i) % CSA4_RATIO_K;
+      lo[i] = empty, hi[i] = empty, tok[i].kv = 0u, tok[i].gate = 0.0f;
+      if (pooler) { /* in bounds whatever the cursor: issued before it is known */
+        lo[i] = csa4_cell_load(row, width, lower, x[i]);
+        hi[i] = csa4_cell_load(row, width, lower + CSA4_RATIO_K, x[i]);
+        if (p.seq > 0) tok[i] = csa4_token_load(st, p.seq, b, 0, x[i]);
+      }
     }
     if (b == first && !csa4_cursor(&c, total_ptr, &p)) return;
-    s_tok = (lower - c.start) & 3; /* the first token of this thread's phase */
-    if (pooler && s_tok != 0 && s_tok < p.seq) tok = csa4_token_load(st, p.seq, b, s_tok, x);
+#pragma unroll
+    for (i = 0; i < CANDS; i++) {
+      s_tok[i] = ((CANDS * g + i) % CSA4_RATIO_K - c.start) & 3; /* the first token of this phase */
+      if (pooler && s_tok[i] != 0 && s_tok[i] < p.seq) tok[i] = csa4_token_load(st, p.seq, b, s_tok[i], x[i]);
+    }
     for (s = 0; s < p.seq; s++) {
       const long long pos = c.start + s;
-      if (pooler && s == s_tok) {
-        hi.kv = tok.kv;
-        hi.score = tok.gate + ape;
-        s_tok += CSA4_RATIO_K;
-        if (s_tok < p.seq) tok = csa4_token_load(st, p.seq, b, s_tok, x);
-      }
+#pragma unroll
+      for (i = 0; i < CANDS; i++)
+        if (pooler && s == s_tok[i]) {
+          hi[i].kv = tok[i].kv;
+          hi[i].score = tok[i].gate + ape[i];
+          s_tok[i] += CSA4_RATIO_K;
+          if (s_tok[i] < p.seq) tok[i] = csa4_token_load(st, p.seq, b, s_tok[i], x[i]);
+        }
       if (((pos + 1) & 3) != 0) continue; /* no record finishes here */
       if (pooler) {
-        const float v = csa4_pool(j < CSA4_RATIO_K ? lo : hi);
-        if (j == 0) ((float *)__cluster_map_shared_rank(pool[e % 2], 0))[d] = v;
-        lo = hi, hi = empty;
+        csa4_cell cand[CANDS];
+        float v;
+#pragma unroll
+        for (i = 0; i < CANDS; i++) cand[i] = CANDS * g + i < CSA4_RATIO_K ? lo[i] : hi[i];
+        v = csa4_pool<CANDS>(cand);
+        if (g == 0 || g == G - 1) { /* two threads of the group, where it has two */
+          float *dst = CLUSTER > 1 ? (float *)__cluster_map_shared_rank(pool[e % 2], 0) : pool[e % 2];
+          if (g == 0) dst[d] = v;
+          if (g == G - 1) dst[DIM + d] = v * v;
+        }
+#pragma unroll
+        for (i = 0; i < CANDS; i++) lo[i] = hi[i], hi[i] = empty;
       } else if (rank == 0) {
         angle[e % 2][lane] = csa_rope_angle(freq, pos - 3);
       }
       if (e == 0 && rank == 0 && tid < DIM) norm[tid] = norm_w; /* here: no wait for it before the pool */
-      __cluster_barrier_arrive();
-      __cluster_barrier_wait();
+      if (CLUSTER > 1) {
+        __cluster_barrier_arrive();
+        __cluster_barrier_wait();
+      } else {
+        __syncthreads();
+      }
       if (rank == 0)
         Finish(pool[e % 2], norm, angle[e % 2], &scratch,
                st.cache + (b * st.capacity + (pos + 1) / CSA4_RATIO_K - 1) * st.record_bytes);
       e++;
     }
     if (pooler) {
-      csa4_cell_store(row, width, lower, x, lo);
-      csa4_cell_store(row, width, upper, x, hi);
+#pragma unroll
+      for (i = 0; i < CANDS; i++) {
+        const int lower = (CANDS * g + i) % CSA4_RATIO_K;
+        csa4_cell_store(row, width, lower, x[i], lo[i]);
+        csa4_cell_store(row, width, lower + CSA4_RATIO_K, x[i], hi[i]);
+      }
     }
   }
 }
