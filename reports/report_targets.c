@@ -14,8 +14,9 @@
 #include <string.h>
 
 #define COMPRESSOR_WHY                                                                                     \
-  "one record's latency chain: the carry and cursor loads, the pool's exps, the cluster barrier, the "     \
-  "ordered RMS chain, the quantizer (docs/SPEED.md, tenth and twelfth rounds)"
+  "one record's latency chain: the carry and cursor loads (about 0.8 us), the pool's exps, the block "    \
+  "barrier, which waits on the RoPE angles, the ordered RMS chain, the quantizer (docs/SPEED.md, "        \
+  "seventeenth round)"
 #define ATTENTION_WHY                                                                                  \
   "four dependent passes, chained: the graph's first launch (about 2.8 us), each pass's wait on the one " \
   "before and its dependent loads, and 512- and 640-term ordered chains on one or two warps a "           \
