@@ -17,7 +17,7 @@
 ** CLUSTER: pool thread t is group g = t % G of dim d = R r + t / G, G = 8 /
 ** CANDS, and holds the dim's candidates j = CANDS g .. CANDS g + CANDS - 1,
 ** so a dim's groups are G neighbouring lanes.  For each j it owns carry
-** column x = d (j < 4) or dim + d (j >= 4) of slots j % 4 and j % 4 + 4, in
+** column x = d (j < 4) or DIM + d (j >= 4) of slots j % 4 and j % 4 + 4, in
 ** registers across the step's tokens: a token of phase j % 4 goes into the
 ** upper slot, the rotation moves upper to lower and empties upper, and the
 ** candidate the pool reads is lower (j < 4) or upper (j >= 4), the
@@ -209,9 +209,8 @@ static __device__ __forceinline__ float csa4_pool(const csa4_cell *cand) {
 /*
 ** Rank 0's finishes, called by all its threads after the barrier: pool
 ** holds the pooled record (DIM floats; the finish may overwrite them), then
-** their squares (DIM floats),
-** norm the norm weights, angle the 32 angles at the block start, scratch a
-** shared float, dst the cache record.
+** their squares (DIM floats); norm the norm weights, angle the 32 angles at
+** the block start, scratch a shared float, dst the cache record.
 **
 ** Main: thread 0 runs the RMS chain; then warp w < 7 normalises dims 64w ..
 ** 64w + 63 (lane l: 2l, 2l + 1) into FP8 block w, warp 7 rotates the tail
