@@ -145,7 +145,7 @@ extern "C" __global__ void __cluster_dims__(CSA4_MAIN_CLUSTER, 1, 1) __launch_bo
 /*
 ** The index stream: kv and gate [B, S, 256], ape [4, 256], norm [128];
 ** carry [B, 8, 2, 256]; key [B, Rci, 68].  As csa4_main_compress, with one
-** block a batch row (a thread a dim), the Hadamard stage and the FP4 record.
+** block a batch row (two threads a dim), the Hadamard stage and the FP4 record.
 */
 static_assert(CSA4_INDEX_CLUSTER == 1, "csa4_index_compress is launched without a cluster");
 extern "C" __global__ void __launch_bounds__(CSA4_INDEX_THREADS)
