@@ -13,14 +13,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define COMPRESSOR_WHY                                                                                     \
-  "one record's latency chain: the carry and cursor loads (about 0.8 us), the pool's exps, the block "    \
-  "barrier, which waits on the RoPE angles, the ordered RMS chain, the quantizer (docs/SPEED.md, "        \
-  "seventeenth round)"
-#define ATTENTION_WHY                                                                                  \
-  "four dependent passes, chained: the graph's first launch (about 2.8 us), each pass's wait on the one " \
-  "before and its dependent loads, and 512- and 640-term ordered chains on one or two warps a "           \
-  "scheduler (docs/SPEED.md, ninth, twelfth and fourteenth rounds)"
+#define COMPRESSOR_WHY                                                                                  \
+  "one record's latency chain: the carry loads (about 0.8 us), the pool's exps, the ordered RMS chain "  \
+  "(about 0.25 us) and the FP4 transform (about 0.6 us); the RoPE angles are off the path "             \
+  "(docs/SPEED.md, seventeenth and eighteenth rounds)"
+#define ATTENTION_WHY                                                                                   \
+  "four dependent passes, chained: the graph's first launch (about 2.8 us), three waits of about 0.8 "  \
+  "us on the pass before, and the scores, softmax and values passes' compute (about 6.7, 4.4 and 7.4 " \
+  "us at 640 candidates: ordered chains stalled on shared memory) (docs/SPEED.md, ninth and "         \
+  "eighteenth rounds)"
 
 /*
 ** The issue's numbers ("Numbers it must reach"), at the shapes it names:
