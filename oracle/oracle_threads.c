@@ -77,9 +77,16 @@ int oracle_parallel_workers(long long count, long long grain) {
   return avail < 1 ? 1 : (int)avail;
 }
 
-/* One parallel call: the shared counter and what every worker runs. */
+/*
+** One parallel call: the shared counter and what every worker runs.  The
+** counter and the seats each sit on a cache line of their own, apart from
+** what the workers only read.
+*/
 typedef struct job {
-  atomic_llong next;
+  _Alignas(ORACLE_CACHE_LINE) atomic_llong next;
+  _Alignas(ORACLE_CACHE_LINE) atomic_int seated; /* seats taken so far, even past seats */
+  int seats;                                      /* helpers the call takes: ids 1 .. seats */
+  unsigned long serial;                           /* pool.posted's value for this call */
   long long count, share; /* share: GUIDED_SHARE * workers, the divisor of what is left */
   oracle_range_fn fn;
   void *ctx;
@@ -104,24 +111,41 @@ static void job_drain(job *j, int worker) {
 }
 
 /*
-** The resident helpers.  One call at a time owns them (owner).  Its job has
-** seats for workers - 1 helpers (fewer if fewer could be started); helpers
-** take them in the order they wake, as worker ids 1, 2, ...  A helper that
-** wakes after the caller has drained the job finds it closed and sleeps
-** again, so the caller never waits for a slow wake, only for the helpers
-** inside the job.
+** The resident helpers.  One call at a time owns them (owner).  It publishes
+** its job (open, then posted) and drains it itself; helpers that see the
+** post take a seat with one atomic add, as worker ids 1, 2, ..., and helpers
+** past the call's seats, or that look once the call has closed its job, go
+** back to watching.  No mutex is taken on that path.  On 16 cores the
+** version before took the pool's mutex for every seat and every leave: the
+** helpers queued on it, and a call cost about 26 us more than its items
+** (docs/SPEED.md, eighteenth round).
+**
+** Why a job on the caller's stack is safe: a helper counts itself in
+** `inside` before it reads open, and the caller returns only after it has
+** cleared open and then seen inside at 0.  In the total order of these
+** sequentially consistent operations, a helper that read the job counted
+** itself before the caller cleared open, so the caller waits for it; one
+** that counted itself later reads NULL or a later call's job.
+**
+** The mutex serves the two sleeps only: a helper that watched POOL_SPIN_NS
+** without a post (sleepers, on wake), and a caller whose helpers are still
+** inside after POOL_SPIN_NS (waiting, on left).  Each side announces its
+** sleep under the mutex and then checks its condition; the other side
+** changes the condition first and then reads the announcement, so no wake
+** is lost.
 */
 static struct helper_pool {
   pthread_mutex_t owner; /* held by the top-level call using the helpers */
-  pthread_mutex_t mu;    /* guards the fields below */
-  pthread_cond_t wake;   /* a job opened: helpers look for a seat */
-  pthread_cond_t left;   /* the last helper inside a closed job left it */
-  job *open;             /* the job taking helpers, NULL when none */
-  unsigned long serial;  /* jobs opened so far: a helper sits in each at most once */
-  int helpers;           /* helper threads started */
-  int seats, seated;     /* the open job's seats, and how many are taken */
-  atomic_int inside;     /* helpers still draining a job (changed under mu, watched without it) */
-  atomic_ulong posted;   /* serial, watched without mu by a helper between jobs */
+  pthread_mutex_t mu;    /* the sleeps' handshakes */
+  pthread_cond_t wake;   /* a job was posted */
+  pthread_cond_t left;   /* inside fell to 0 */
+  _Atomic(job *) open;   /* the job taking helpers, NULL when none */
+  atomic_ulong posted;   /* the serial of the last job opened */
+  atomic_int inside;     /* helpers that may be reading open's job */
+  atomic_int sleepers;   /* helpers asleep on wake, or about to be */
+  atomic_int waiting;    /* the owner asleep on left, or about to be */
+  int helpers;           /* helper threads started (the owner's) */
+  unsigned long serial;  /* jobs opened so far (the owner's) */
 } pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER,
           NULL, 0, 0, 0, 0, 0, 0};
 
@@ -144,38 +168,58 @@ static int spin_until(int (*done)(unsigned long arg), unsigned long arg) {
   }
 }
 
-static int job_posted_after(unsigned long seen) { return atomic_load(&pool.posted) != seen; }
+static int job_posted_after(unsigned long last) { return atomic_load(&pool.posted) > last; }
 
 static int helpers_out(unsigned long unused) { return (void)unused, atomic_load(&pool.inside) == 0; }
 
-/* A helper watches for the next job once after each job it sat in (POOL_SPIN_NS), then sleeps. */
+/* A helper with nothing to do: watches for a post after `last`, then sleeps until one comes. */
+static void await_post(unsigned long last) {
+  if (spin_until(job_posted_after, last)) return;
+  pthread_mutex_lock(&pool.mu);
+  atomic_fetch_add(&pool.sleepers, 1);
+  while (!job_posted_after(last)) pthread_cond_wait(&pool.wake, &pool.mu);
+  atomic_fetch_sub(&pool.sleepers, 1);
+  pthread_mutex_unlock(&pool.mu);
+}
+
+/* A helper done with the job it read (or with finding none): the last one out wakes a sleeping owner. */
+static void helper_leave(void) {
+  if (atomic_fetch_sub(&pool.inside, 1) == 1 && atomic_load(&pool.waiting)) {
+    pthread_mutex_lock(&pool.mu);
+    pthread_cond_signal(&pool.left);
+    pthread_mutex_unlock(&pool.mu);
+  }
+}
+
+/* The owner, its job drained and closed: waits until no helper can still read it. */
+static void await_helpers_out(void) {
+  if (spin_until(helpers_out, 0)) return;
+  pthread_mutex_lock(&pool.mu);
+  atomic_store(&pool.waiting, 1);
+  while (!helpers_out(0)) pthread_cond_wait(&pool.left, &pool.mu);
+  atomic_store(&pool.waiting, 0);
+  pthread_mutex_unlock(&pool.mu);
+}
+
+/* last: the newest serial this helper has sat in or seen closed; it sits in each job at most once. */
 static void *helper_main(void *arg) {
-  unsigned long seen = 0;
-  int watch = 0;
+  unsigned long last = 0;
   (void)arg;
   in_worker = 1; /* for good: a nested call from a helper's items runs inline */
-  pthread_mutex_lock(&pool.mu);
   for (;;) {
+    unsigned long seen;
     job *j;
-    int worker;
-    while (!pool.open || pool.serial == seen || pool.seated == pool.seats) {
-      if (watch) { /* the predicate is checked again under mu before any sleep: no wake is lost */
-        watch = 0;
-        pthread_mutex_unlock(&pool.mu);
-        spin_until(job_posted_after, seen);
-        pthread_mutex_lock(&pool.mu);
-        continue;
-      }
-      pthread_cond_wait(&pool.wake, &pool.mu);
+    await_post(last);
+    seen = atomic_load(&pool.posted);
+    atomic_fetch_add(&pool.inside, 1); /* before reading open: see the block comment */
+    j = atomic_load(&pool.open);
+    if (j && j->serial > last) {
+      const int worker = atomic_fetch_add(&j->seated, 1) + 1;
+      last = j->serial;
+      if (worker <= j->seats) job_drain(j, worker);
     }
-    seen = pool.serial, j = pool.open;
-    worker = ++pool.seated; /* dense ids: the caller is 0 */
-    atomic_fetch_add(&pool.inside, 1);
-    pthread_mutex_unlock(&pool.mu);
-    job_drain(j, worker);
-    pthread_mutex_lock(&pool.mu);
-    if (atomic_fetch_sub(&pool.inside, 1) == 1 && !pool.open) pthread_cond_signal(&pool.left);
-    watch = 1;
+    if (seen > last) last = seen; /* a job posted and already closed: nothing to sit in */
+    helper_leave();
   }
   return NULL;
 }
@@ -186,9 +230,11 @@ static void pool_after_fork(void) {
   pthread_mutex_init(&pool.mu, NULL);
   pthread_cond_init(&pool.wake, NULL);
   pthread_cond_init(&pool.left, NULL);
-  pool.open = NULL;
-  pool.helpers = pool.seats = pool.seated = 0;
+  atomic_store(&pool.open, NULL);
   atomic_store(&pool.inside, 0);
+  atomic_store(&pool.sleepers, 0);
+  atomic_store(&pool.waiting, 0);
+  pool.helpers = 0;
 }
 
 static void pool_register_fork(void) { pthread_atfork(NULL, NULL, pool_after_fork); }
@@ -203,9 +249,7 @@ static void pool_grow(int n) {
   while (pool.helpers < n) {
     pthread_t id;
     if (pthread_create(&id, &attr, helper_main, NULL) != 0) break;
-    pthread_mutex_lock(&pool.mu);
     pool.helpers++;
-    pthread_mutex_unlock(&pool.mu);
   }
   pthread_attr_destroy(&attr);
 }
@@ -221,28 +265,25 @@ void oracle_parallel_for(long long count, int workers, oracle_range_fn fn, void 
   }
   pool_grow(workers - 1);
   atomic_init(&j.next, 0);
+  atomic_init(&j.seated, 0);
+  j.seats = workers - 1 < pool.helpers ? workers - 1 : pool.helpers;
+  j.serial = ++pool.serial;
   j.count = count;
   j.share = (long long)workers * GUIDED_SHARE;
   j.fn = fn;
   j.ctx = ctx;
-  pthread_mutex_lock(&pool.mu);
-  pool.open = &j, pool.serial++, pool.seated = 0;
-  pool.seats = workers - 1 < pool.helpers ? workers - 1 : pool.helpers;
-  atomic_store(&pool.posted, pool.serial);
-  pthread_cond_broadcast(&pool.wake);
-  pthread_mutex_unlock(&pool.mu);
+  atomic_store(&pool.open, &j);
+  atomic_store(&pool.posted, j.serial);
+  if (atomic_load(&pool.sleepers) > 0) {
+    pthread_mutex_lock(&pool.mu);
+    pthread_cond_broadcast(&pool.wake);
+    pthread_mutex_unlock(&pool.mu);
+  }
   in_worker = 1; /* the caller is worker 0: a nested call from its items runs inline */
   job_drain(&j, 0);
   in_worker = was_in_worker;
-  pthread_mutex_lock(&pool.mu);
-  pool.open = NULL; /* closed: a helper waking now takes no seat */
-  if (atomic_load(&pool.inside) > 0) { /* watch the last chunks end before sleeping on left */
-    pthread_mutex_unlock(&pool.mu);
-    spin_until(helpers_out, 0);
-    pthread_mutex_lock(&pool.mu);
-  }
-  while (atomic_load(&pool.inside) > 0) pthread_cond_wait(&pool.left, &pool.mu);
-  pthread_mutex_unlock(&pool.mu);
+  atomic_store(&pool.open, NULL); /* closed: a helper looking now takes no seat */
+  await_helpers_out();
   pthread_mutex_unlock(&pool.owner);
 }
 

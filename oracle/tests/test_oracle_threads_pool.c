@@ -74,6 +74,33 @@ Test(oracle_threads_pool, calls_spaced_around_the_helpers_watch, .timeout = 60) 
     }
 }
 
+/*
+** Calls back to back with fewer seats than there are helpers: the helpers
+** that come too late for a seat, or find the job closed, must take no share
+** (their ids would be at or above the call's workers) and must not sit in
+** the next call twice.
+*/
+static void visit_slowly(void *ctx, long long begin, long long end, int worker) {
+  long long i;
+  for (i = begin; i < end; i++) usleep(20); /* long enough for a helper past the seats to find items left */
+  visit(ctx, begin, end, worker);
+}
+
+Test(oracle_threads_pool, back_to_back_calls_with_fewer_seats_than_helpers, .timeout = 60) {
+  static visits v;
+  int round;
+  long long i;
+  cr_assert_eq(call_once(ITEMS_MAX, 16), 0, "16 workers start 15 helpers");
+  for (round = 0; round < 1000; round++) {
+    const long long count = round % 3 ? 17 : 2;
+    memset(&v, 0, sizeof v);
+    v.workers = round % 2 ? 2 : 3;
+    oracle_parallel_for(count, v.workers, visit_slowly, &v);
+    for (i = 0; i < count; i++) cr_assert_eq(atomic_load(&v.hits[i]), 1, "round %d, item %lld", round, i);
+    cr_assert_eq(atomic_load(&v.bad_worker), 0, "round %d: a helper past the seats took items", round);
+  }
+}
+
 /* A nested call must run inline: one range, all of it, on worker 0. */
 typedef struct nested {
   atomic_int outer_items, inline_ok, inline_bad;
