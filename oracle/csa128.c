@@ -54,7 +54,13 @@
 ** 64, and on 2 of 16 workers (25 us) with 16.
 */
 #define RECORDS_PER_WORKER_MIN 4
-#define POOL_DIMS_PER_WORKER_MIN 32 /* record dims pooled per worker at least (each 128 nx_expf, 4 us) */
+/*
+** Record dims pooled per worker at least (each 128 nx_expf, 4 us).  At 8
+** the 512 dims are 64 items, and the guided chunks even out a helper that
+** starts late; at 32 (16 items) a 4K step took 0.42-0.43 ms on 16 cores
+** against 0.37-0.40 (docs/SPEED.md, eighteenth session).
+*/
+#define POOL_DIMS_PER_WORKER_MIN 8
 #define CARRY_SLOTS_PER_WORKER_MIN 8 /* carry slots (4 KiB each) copied or reset per worker at least */
 
 /* ---- compression update (seed:180-281) ----------------------------------- */
