@@ -37,6 +37,7 @@
 #include "oracle/numerics/nx_csa.h"
 #include "oracle/oracle_threads.h"
 
+#include <pthread.h>
 #include <string.h>
 
 /* One compressed stream: the main KV (D = 512) or the index key (D = 128). */
@@ -170,12 +171,34 @@ static void main_stream(const csa_dims *d, const tensor *const *in, tensor *cons
 
 /* ---- the index key stream (seed:291-390) ---------------------------------- */
 
-void csa4_index_rotate(float *x, long long pos) {
+/* nx_csa_rope_freq of every pair, taken once a process: each is an nx_powf. */
+static float rope_freq[NX_CSA_ROPE_PAIRS];
+_Static_assert(NX_CSA_ROPE_PAIRS == sizeof(((csa4_rope *)0)->sn) / sizeof(float), "a csa4_rope holds every pair");
+static pthread_once_t rope_freq_once = PTHREAD_ONCE_INIT;
+
+static void rope_freq_fill(void) {
+  int p;
+  for (p = 0; p < NX_CSA_ROPE_PAIRS; p++) rope_freq[p] = nx_csa_rope_freq(p);
+}
+
+void csa4_rope_angles(long long pos, csa4_rope *a) {
+  int p;
+  pthread_once(&rope_freq_once, rope_freq_fill);
+  for (p = 0; p < NX_CSA_ROPE_PAIRS; p++) nx_sincosf((float)pos * rope_freq[p], &a->sn[p], &a->cs[p]);
+}
+
+void csa4_index_rotate_by(float *x, const csa4_rope *a) {
   const float scale = nx_csa_rsqrt_exact(CSA4_INDEX_DIM);
-  int dd;
-  nx_csa_rope_tail(x + CSA4_INDEX_DIM - CSA_ROPE_DIM, pos);
+  int dd, p;
+  for (p = 0; p < NX_CSA_ROPE_PAIRS; p++) nx_csa_rope_rotate(x + CSA4_INDEX_DIM - CSA_ROPE_DIM, p, a->sn[p], a->cs[p]);
   nx_csa_hadamard(x, CSA4_INDEX_DIM);
   for (dd = 0; dd < CSA4_INDEX_DIM; dd++) x[dd] = nx_bf16_round(x[dd] * scale);
+}
+
+void csa4_index_rotate(float *x, long long pos) {
+  csa4_rope a;
+  csa4_rope_angles(pos, &a);
+  csa4_index_rotate_by(x, &a);
 }
 
 static void index_write(const float *rec, unsigned char *out) { nx_csa_fp4_record_write(rec, out); }

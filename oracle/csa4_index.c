@@ -95,9 +95,10 @@ static void scratch_free(row_scratch *x) {
 
 /*
 ** Heads a worker should finalize at least when a row's heads are split: a
-** head is a RoPE tail (32 powf and sincosf), a Hadamard and an FP4 round
-** trip, about 11 us on the H200's host.  4, so that 64 heads reach 16
-** workers (with 8, 8 workers took 0.14 ms of a 1.9 ms step; docs/SPEED.md).
+** head is a RoPE tail (by the row's angles, taken once), a Hadamard and an
+** FP4 round trip; with its own 32 powf and sincosf it was about 11 us on
+** the H200's host.  4, so that 64 heads reach 16 workers (with 8, 8 workers
+** took 0.14 ms of a 1.9 ms step; docs/SPEED.md).
 */
 #define FINALIZE_HEADS_MIN 4
 
@@ -106,6 +107,7 @@ typedef struct finalize_job {
   const index_job *j;
   long long b, s;
   row_scratch *x;
+  csa4_rope rope; /* the row position's angles, taken once for all its heads */
 } finalize_job;
 
 /* Heads [h0, h1) of the row: each head's finalized query into its own row of x->query_h. */
@@ -121,7 +123,7 @@ static void finalize_heads(void *ctx, long long h0, long long h1, int worker) {
   for (h = h0; h < h1; h++) {
     float *q = f->x->query_h + h * CSA4_INDEX_DIM;
     for (dd = 0; dd < CSA4_INDEX_DIM; dd++) q[dd] = nx_bf16_round(src[h * CSA4_INDEX_DIM + dd]);
-    csa4_index_rotate(q, d->start + f->s);
+    csa4_index_rotate_by(q, &f->rope);
     nx_csa_fp4_record_write(q, packed); /* the FP4 round trip, block by block */
     for (dd = 0; dd < CSA4_INDEX_DIM; dd++) q[dd] = nx_csa_fp4_record_value(packed, dd);
   }
@@ -139,6 +141,7 @@ static void finalize_queries(const index_job *j, long long b, long long s, row_s
   long long h;
   int dd;
   f.j = j, f.b = b, f.s = s, f.x = x;
+  csa4_rope_angles(d->start + s, &f.rope);
   oracle_parallel_for(ih, oracle_parallel_workers(ih, FINALIZE_HEADS_MIN), finalize_heads, &f);
   for (h = 0; h < ih; h++)
     for (dd = 0; dd < CSA4_INDEX_DIM; dd++) x->query_t[dd * ih + h] = x->query_h[h * CSA4_INDEX_DIM + dd];

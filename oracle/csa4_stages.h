@@ -30,6 +30,18 @@ void csa4_compress(const csa_dims *d, const tensor *const *in, tensor *const *ou
 void csa4_index_rotate(float *x, long long pos);
 
 /*
+** The same in two steps, for many vectors at one position (a row's index
+** queries, one a head): each RoPE pair's sine and cosine at pos, then the
+** rotation by them.  A head's own 32 nx_powf and nx_sincosf had been most of
+** its finalize (docs/SPEED.md, eighteenth session).
+*/
+typedef struct csa4_rope {
+  float sn[32], cs[32];
+} csa4_rope;
+void csa4_rope_angles(long long pos, csa4_rope *a);
+void csa4_index_rotate_by(float *x, const csa4_rope *a);
+
+/*
 ** R4-R6 (seed csa_ratio4_index_select, seed:551-664) for every query row
 ** (b, s): finalizes the IH index queries (query_trace: [B, S, IH, 128], or
 ** NULL), scores every causal record of the present index key (out 3;

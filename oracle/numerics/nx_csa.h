@@ -80,17 +80,27 @@ NX_FN float nx_csa_rope_freq(int pair) {
 }
 
 /*
-** Rotates pair p of a 64-float tail (tail[2p], tail[2p+1]) by angle
-** (float)pos * freq(p), bf16 after each component.  pos is the caller's
-** position (a block start for records, the query position for queries);
-** (float) of an i64 rounds to nearest.
+** Rotates pair p of a 64-float tail (tail[2p], tail[2p+1]) by the angle
+** whose sine and cosine are sn and cs, bf16 after each component: the
+** rotation of nx_csa_rope_pair, for a caller that rotates many tails at one
+** position and takes each pair's angle once.
 */
-NX_FN void nx_csa_rope_pair(float *tail, int pair, long long pos) {
+NX_FN void nx_csa_rope_rotate(float *tail, int pair, float sn, float cs) {
   const float re = tail[2 * pair], im = tail[2 * pair + 1];
-  float sn, cs;
-  nx_sincosf((float)pos * nx_csa_rope_freq(pair), &sn, &cs);
   tail[2 * pair] = nx_bf16_round(re * cs - im * sn);
   tail[2 * pair + 1] = nx_bf16_round(re * sn + im * cs);
+}
+
+/*
+** Rotates pair p of a 64-float tail by angle (float)pos * freq(p), bf16
+** after each component.  pos is the caller's position (a block start for
+** records, the query position for queries); (float) of an i64 rounds to
+** nearest.
+*/
+NX_FN void nx_csa_rope_pair(float *tail, int pair, long long pos) {
+  float sn, cs;
+  nx_sincosf((float)pos * nx_csa_rope_freq(pair), &sn, &cs);
+  nx_csa_rope_rotate(tail, pair, sn, cs);
 }
 
 /* Every pair of a 64-float tail at pos. */
