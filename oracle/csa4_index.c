@@ -216,7 +216,6 @@ static void score_records(const index_job *j, long long b, long long s, const fl
   }
 }
 
-/* qsort order: the larger key first (nx_csa_rank_key: larger ranks before). */
 static void swap_keys(nx_u64 *a, long long i, long long j) {
   const nx_u64 t = a[i];
   a[i] = a[j], a[j] = t;
@@ -228,7 +227,7 @@ static void swap_keys(nx_u64 *a, long long i, long long j) {
 ** Distinct keys have one descending order, so any correct sort gives the
 ** same selection.  Why not qsort: its comparator call a comparison made the
 ** sort of 512 keys about 25 us, a serial part of every decode step
-** (docs/SPEED.md, eighteenth round); inline, about 5.
+** (docs/SPEED.md, eighteenth session); inline, about 10.
 */
 static void keys_sort_descending(nx_u64 *a, long long n) {
   while (n > 16) {

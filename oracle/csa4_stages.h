@@ -36,7 +36,7 @@ void csa4_index_rotate(float *x, long long pos);
 ** its finalize (docs/SPEED.md, eighteenth session).
 */
 typedef struct csa4_rope {
-  float sn[32], cs[32];
+  float sn[CSA_ROPE_DIM / 2], cs[CSA_ROPE_DIM / 2]; /* a pair each */
 } csa4_rope;
 void csa4_rope_angles(long long pos, csa4_rope *a);
 void csa4_index_rotate_by(float *x, const csa4_rope *a);
