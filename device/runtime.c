@@ -12,6 +12,7 @@
 ** it was for), cudart's error string and the error's name.
 */
 #include "device/runtime.h"
+#include "device/launch_skip.h"
 #include "device/nvrtc_compile.h"
 
 #include <cuda_runtime_api.h>
@@ -47,6 +48,8 @@ struct device_runtime {
   unsigned *hold_words_dev;            /* the same words as the device addresses them */
   void *hold_kernel;
   int capturing;
+  int captured, left_out; /* launches recorded and left out since the capture began */
+  launch_skip *skip;      /* kernels left out of captures (device_runtime_set_skip), or NULL */
   rt_module *modules;
   int n_modules, cap_modules;
   rt_kernel *kernels;
@@ -260,6 +263,9 @@ static int rt_launch(device_runtime *rt, void *kernel, const char *name, unsigne
   cudaLaunchAttribute chained;
   if (grid == 0 || grid > 0x7fffffffull || block == 0 || block > 1024)
     return rt_fail(rt, "launch %s: bad shape grid %llu, block %u", name, grid, block);
+  if (rt->capturing && launch_skip_hit(rt->skip, name)) return rt->left_out++, 0; /* not in the graph */
+  /* the kernels before it were left out: nothing to chain to */
+  if (rt->capturing && rt->captured++ == 0 && rt->left_out) how &= ~(unsigned)DEVICE_LAUNCH_CHAINED;
   memset(&config, 0, sizeof config);
   memset(&chained, 0, sizeof chained);
   config.gridDim.x = (unsigned)grid;
@@ -283,6 +289,8 @@ static int rt_launch(device_runtime *rt, void *kernel, const char *name, unsigne
   snprintf(what, sizeof what, "cudaLaunchKernelExC(%s, how %u)", name, how);
   return rt_check(rt, cudaLaunchKernelExC(&config, (const void *)kernel, args), what);
 }
+
+void device_runtime_set_skip(device_runtime *rt, launch_skip *skip) { rt->skip = skip; }
 
 int device_runtime_launch(device_runtime *rt, void *kernel, const char *name,
                           unsigned long long grid, unsigned block, void **args) {
@@ -322,6 +330,7 @@ int device_runtime_capture_begin(device_runtime *rt) {
                "cudaStreamBeginCapture(thread-local)"))
     return 1;
   rt->capturing = 1;
+  rt->captured = rt->left_out = 0;
   return 0;
 }
 

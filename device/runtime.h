@@ -121,6 +121,16 @@ int device_runtime_launch_as(device_runtime *rt, void *kernel, const char *name,
                              unsigned long long grid, unsigned block, void **args, unsigned how);
 
 /*
+** Kernels left out of graphs (device/launch_skip.h; bench --skip-kernels): a
+** launch of a kernel named on skip while a capture is open is not recorded
+** and returns 0, and skip counts it; eager launches always run.  A chained
+** launch that would be a capture's first kernel is recorded unchained.
+** skip stays the caller's; NULL (the default) leaves nothing out.
+*/
+struct launch_skip;
+void device_runtime_set_skip(device_runtime *rt, struct launch_skip *skip);
+
+/*
 ** Syncs, then copies bytes from the device address dptr (any allocation on
 ** this device, e.g. a pool slot) to host, then syncs; refused while capturing.
 */

@@ -92,6 +92,12 @@ typedef struct bench_opts {
   bench_record *rec;
   report_target_log *targets; /* each line's verdict against issue 8's targets, NULL: none kept */
   const bench_scaling *scaling; /* --oracle-threads: the scaling table alone, NULL: the bench table */
+  /*
+  ** An exploration run (--skip-kernels, --no-check; rec and targets are then
+  ** NULL: nothing recorded, no verdicts).  no_check: a variant whose eager
+  ** outputs differ from the oracle's is timed anyway (bench_outputs_checked).
+  */
+  int no_check;
 } bench_opts;
 
 /* One variant's figure for a line: median and minimum replay, in microseconds. */
@@ -146,6 +152,15 @@ int bench_oracle_ms(int (*run)(void *ctx), void *ctx, double *ms);
 
 /* 0 when every output in io equals ref[0..n_out); else -1 with err naming the output. */
 int bench_outputs_match(device_io *io, const tensor *ref, int n_out, char *err, size_t len);
+
+/*
+** bench_outputs_match before a variant is timed: 0 when the outputs match,
+** or when they differ and o->no_check (then the difference is printed, with
+** `what` naming the line's shape and variant, and the variant is timed
+** anyway); else -1 with err.
+*/
+int bench_outputs_checked(const bench_opts *o, device_io *io, const tensor *ref, int n_out, const char *what,
+                          char *err, size_t len);
 
 /*
 ** Times o->runs replays of g with CUDA events as o->timing says, after one

@@ -193,7 +193,7 @@ static int scale_oracle(const bench_scaling *sc, const char *label, const csa_ch
 static int time_variant(const bench_opts *o, const csa_chain_ratio *r, csa_step *s, device_variant v,
                         const csa_stage *st, int n_st, bench_line *lines) {
   device_runtime *rt = o->ses->env.rt;
-  char err[1024];
+  char err[1024], what[256];
   device_io io;
   void *k = NULL;
   op_error derr;
@@ -208,7 +208,9 @@ static int time_variant(const bench_opts *o, const csa_chain_ratio *r, csa_step 
   } else if (r->dev_execute(k, io.in_p, io.n_in, io.out_p, io.n_out, &derr) != DEVICE_CSA_OK) {
     snprintf(err, sizeof err, "eager warm-up: %s", derr.message);
     status = EXIT_CODE_ENV;
-  } else if (bench_outputs_match(&io, s->out, s->n_out, err, sizeof err) != 0) {
+  } else if (snprintf(what, sizeof what, "%.*s %s, %s variant", (int)strcspn(lines[0].kernel, " "), lines[0].kernel,
+                      lines[0].shape, device_variant_name(v)) < 0 ||
+             bench_outputs_checked(o, &io, s->out, s->n_out, what, err, sizeof err) != 0) {
     status = EXIT_CODE_FAIL;
   }
   for (i = 0; i < n_st && status == EXIT_CODE_PASS; i++) {

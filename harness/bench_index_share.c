@@ -91,7 +91,9 @@ static int is_scale(const bench_scaling *sc, const char *label, is_bench *x, op_
 }
 
 /* One variant's eager check and captured step into *t; an exit code. */
-static int is_time(const bench_opts *o, is_bench *x, device_variant v, bench_time *t, char *err, size_t len) {
+static int is_time(const bench_opts *o, is_bench *x, const char *label, device_variant v, bench_time *t, char *err,
+                   size_t len) {
+  char what[320];
   device_runtime *rt = o->ses->env.rt;
   device_index_share *k = NULL;
   device_graph *g = NULL;
@@ -104,7 +106,8 @@ static int is_time(const bench_opts *o, is_bench *x, device_variant v, bench_tim
     /* err says why */
   } else if (device_index_share_execute(k, io.in_p, io.n_in, io.out_p, io.n_out, &derr) != 0) {
     snprintf(err, len, "eager warm-up: %s", derr.message);
-  } else if (bench_outputs_match(&io, x->out, x->n_out, err, len) != 0) {
+  } else if (snprintf(what, sizeof what, "%s, %s variant", label, device_variant_name(v)) < 0 ||
+             bench_outputs_checked(o, &io, x->out, x->n_out, what, err, len) != 0) {
     status = EXIT_CODE_FAIL;
   } else if (device_runtime_capture_begin(rt) != 0 ||
              device_index_share_execute(k, io.in_p, io.n_in, io.out_p, io.n_out, &derr) != 0 ||
@@ -151,7 +154,7 @@ int bench_index_share_lines(const bench_opts *o) {
       }
       for (v = 0; v < DEVICE_VARIANT_COUNT && o->ses->have_device; v++)
         if (o->variants & 1u << v) {
-          const int vr = is_time(o, &x, (device_variant)v, &l.t[v], err, sizeof err);
+          const int vr = is_time(o, &x, label, (device_variant)v, &l.t[v], err, sizeof err);
           if (vr != EXIT_CODE_PASS) {
             fprintf(stderr, "bitgate bench: IndexShare %s, %s variant: %s\n", l.shape,
                     device_variant_name((device_variant)v), err);

@@ -15,7 +15,13 @@
 ** Without a GPU there is no device figure, so nothing is recorded and the
 ** database is not opened.  A
 ** row that cannot be stored ends the run as 'error', exit code ENV.
+**
+** --skip-kernels and --no-check make an exploration run, for kernel work:
+** kernels left out of the timed graphs (device/launch_skip.h), or a variant
+** timed though its outputs differ.  Such figures are not the kernels'
+** speed, so the run records nothing, gives no verdicts and says so first.
 */
+#include "device/launch_skip.h"
 #include "harness/bench.h"
 #include "harness/cli.h"
 #include "harness/commands.h"
@@ -30,6 +36,7 @@
 static const char bench_help[] =
     "usage: bitgate bench [--runs N] [--variant fast|reference|both] [--filter GLOB]\n"
     "                     [--timing held|submit] [--db PATH]\n"
+    "                     [--skip-kernels NAME[,NAME...]] [--no-check]\n"
     "       bitgate bench --trend [--last N] [--variant V] [--filter GLOB]\n"
     "                     [--timing held|submit|sync] [--db PATH]\n"
     "       bitgate bench --targets [--run ID|latest] [--db PATH]\n"
@@ -61,6 +68,18 @@ static const char bench_help[] =
     "With a GPU the figures are recorded in the results store (--db, default\n"
     "bitgate.db): a run of suite 'bench' and one row of table bench per line and\n"
     "variant.  Without one only the oracle's times and the floors print.\n\n"
+    "Exploration (for a kernel developer; a run with either option records\n"
+    "nothing and gives no verdicts, and says so first):\n"
+    "--skip-kernels NAME[,NAME...] leaves the named kernels (as in the kernel\n"
+    "sources and profilers: csa4_attn_softmax, csa4_attn_gather, ...) out of the\n"
+    "timed graphs; the eager run that is checked runs them all, so the buffers\n"
+    "they fill hold what the kernels after them read.  A figure is then the\n"
+    "stage as if those kernels cost nothing: how much fusing or removing them\n"
+    "could gain at most.  Under the table, each name's count of launches left\n"
+    "out (0: no timed graph launched it).\n"
+    "--no-check times a variant whose eager outputs differ from the oracle's,\n"
+    "after printing the difference: a kernel in the making, or one with a part\n"
+    "planted away (BITGATE_PLANT='FILE:OLD=>NEW') to see what that part costs.\n\n"
     "--trend times nothing and needs no GPU: it prints the figures recorded in\n"
     "--db, one series per line, variant and timing in the bench's line order,\n"
     "each figure with its run, date, git revision and kernel hash, its median\n"
@@ -94,6 +113,18 @@ static int bench_targets(const char *db, const char *run) {
   return EXIT_CODE_PASS;
 }
 
+/* Under the table of a --skip-kernels run: what each name left out. */
+static void bench_skip_summary(const launch_skip *skip) {
+  int i;
+  for (i = 0; i < skip->n; i++)
+    if (skip->left_out[i])
+      printf("left out of the timed graphs: %s, %lld launch%s\n", skip->name[i], skip->left_out[i],
+             skip->left_out[i] == 1 ? "" : "es");
+    else
+      printf("left out of the timed graphs: %s, none: no timed graph launched it (is the name right?)\n",
+             skip->name[i]);
+}
+
 /* a < b as exit codes go: a wrong kernel (FAIL) outranks a missing resource (ENV). */
 static int worse(int a, int b) { return a == EXIT_CODE_FAIL || b == EXIT_CODE_FAIL ? EXIT_CODE_FAIL : a ? a : b; }
 
@@ -105,10 +136,11 @@ int cmd_bench(int argc, char **argv) {
   static report_target_log targets; /* 32 KB: kept off the stack */
   unsigned long long last = 10;
   const char *v, *db = "bitgate.db", *runs_arg = NULL, *last_arg = NULL, *timing_arg = NULL, *run_arg = NULL;
-  const char *variant_arg = NULL, *scaling_arg = NULL, *scaling_runs_arg = NULL;
+  const char *variant_arg = NULL, *scaling_arg = NULL, *scaling_runs_arg = NULL, *skip_arg = NULL;
   bench_scaling scaling;
+  static launch_skip skip; /* 2 KB: kept off the stack */
   char err[256];
-  int i, r, status, trend = 0, targets_only = 0;
+  int i, r, status, trend = 0, targets_only = 0, exploring;
   memset(&o, 0, sizeof o);
   o.variants = 1u << DEVICE_VARIANT_FAST | 1u << DEVICE_VARIANT_REFERENCE;
   for (i = 1; i < argc; i++) {
@@ -145,10 +177,20 @@ int cmd_bench(int argc, char **argv) {
       if (r < 0) return EXIT_CODE_USAGE;
     } else if ((r = cli_option_value("bench", argc, argv, &i, "--oracle-runs", &scaling_runs_arg)) != 0) {
       if (r < 0) return EXIT_CODE_USAGE;
+    } else if ((r = cli_option_value("bench", argc, argv, &i, "--skip-kernels", &skip_arg)) != 0) {
+      if (r < 0) return EXIT_CODE_USAGE;
+      if (launch_skip_parse(&skip, skip_arg, err, sizeof err) != 0)
+        return cli_usage_error("bench", "--skip-kernels %s", err);
+    } else if (!strcmp(argv[i], "--no-check")) {
+      o.no_check = 1;
     } else {
       return cli_usage_error("bench", "unknown argument '%s'", argv[i]);
     }
   }
+  exploring = skip_arg || o.no_check;
+  if (exploring && (scaling_arg || trend || targets_only))
+    return cli_usage_error("bench", "%s: %s times no kernel", skip_arg ? "--skip-kernels" : "--no-check",
+                           scaling_arg ? "--oracle-threads" : trend ? "--trend" : "--targets");
   if (scaling_runs_arg && !scaling_arg)
     return cli_usage_error("bench", "--oracle-runs '%s' needs --oracle-threads", scaling_runs_arg);
   if (scaling_arg) {
@@ -196,14 +238,19 @@ int cmd_bench(int argc, char **argv) {
   if (timing_arg && bench_timing_parse(timing_arg, &o.timing) != 0)
     return cli_usage_error("bench", "--timing '%s': expected held or submit", timing_arg);
   session_open(&ses, LANE_ALL, 0);
-  if (ses.have_device && bench_record_begin(&rec, db, argc, argv) != EXIT_CODE_PASS) {
+  if (exploring) {
+    printf("exploration run (%s%s%s): figures print, nothing is recorded, no verdicts\n",
+           skip_arg ? "--skip-kernels " : "", skip_arg ? skip_arg : "",
+           o.no_check ? (skip_arg ? ", --no-check" : "--no-check") : "");
+    if (ses.have_device && skip_arg) device_runtime_set_skip(ses.env.rt, &skip);
+  } else if (ses.have_device && bench_record_begin(&rec, db, argc, argv) != EXIT_CODE_PASS) {
     session_close(&ses);
     return EXIT_CODE_ENV;
   }
   o.runs = (int)runs;
   o.ses = &ses;
-  o.rec = &rec;
-  o.targets = &targets;
+  o.rec = exploring ? NULL : &rec;
+  o.targets = exploring ? NULL : &targets;
   bench_print_header();
   status = bench_csa_lines(&o);
   status = worse(status, bench_index_share_lines(&o));
@@ -213,9 +260,11 @@ int cmd_bench(int argc, char **argv) {
     printf("device: median and min of %llu CUDA-event-timed replays of the captured stage or step, %s\n", runs,
            o.timing == BENCH_TIMING_HELD ? "held (the GPU's run of the graph alone)"
                                          : "submit (with the host's cudaGraphLaunch)");
-    report_target_log_print(&targets, stdout);
+    if (exploring && skip_arg) bench_skip_summary(&skip);
+    if (!exploring) report_target_log_print(&targets, stdout);
   }
-  status = bench_record_end(&rec, db, status);
+  if (!exploring) status = bench_record_end(&rec, db, status);
+  if (ses.have_device && skip_arg) device_runtime_set_skip(ses.env.rt, NULL);
   session_close(&ses);
   return status;
 }

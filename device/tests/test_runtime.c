@@ -24,6 +24,7 @@
 #include "device/device.h"
 #include "device/index_share_device.h"
 #include "device/kernels/index_share_abi.h"
+#include "device/launch_skip.h"
 #include "device/runtime.h"
 #include "device/tests/gpu_test_support.h"
 #include "oracle/index_share.h"
@@ -209,6 +210,87 @@ Test(runtime, capture_and_replay_a_small_kernel) {
   cr_expect_not_null(strstr(device_runtime_error(rt), "before capture"), "%s", device_runtime_error(rt));
   GPU_RT_OK(rt, device_runtime_kernel(rt, IS_KERNEL_FILE, IS_KERNEL_PRESENT, &kernel));
   gpu_test_capture_end_any(rt);
+  device_graph_destroy(g);
+  device_buffer_free(&past);
+  device_buffer_free(&cur);
+  device_buffer_free(&out);
+  device_runtime_destroy(rt);
+}
+
+/*
+** bench --skip-kernels: a kernel on the runtime's skip list is left out of a
+** capture (its replays leave the output as it was) but runs eagerly; a
+** chained launch whose kernels before it were left out is captured as the
+** graph's first kernel; with no list, the capture holds the kernel again.
+*/
+Test(runtime, skipped_kernels_are_left_out_of_captures_only) {
+  enum { N_PAST = 3, N_CUR = 2, DIM = 4, N_OUT = (N_PAST + N_CUR) * DIM };
+  device_runtime *rt = gpu_test_runtime_or_skip();
+  device_buffer past, cur, out;
+  device_graph *g = NULL;
+  launch_skip skip;
+  void *kernel;
+  float h_past[N_PAST * DIM], h_cur[N_CUR * DIM], h_out[N_OUT];
+  unsigned char junk[N_OUT * sizeof(float)];
+  char err[256];
+  const void *p_past, *p_cur;
+  void *p_out;
+  int storage = IS_STORAGE_F32, i;
+  long long batch = 1, heads = 1, past_seq = N_PAST, cur_seq = N_CUR, dim = DIM;
+  void *args[] = {&p_past, &p_cur, &p_out, &storage, &batch, &heads, &past_seq, &cur_seq, &dim};
+
+  GPU_RT_OK(rt, device_runtime_kernel(rt, IS_KERNEL_FILE, IS_KERNEL_PRESENT, &kernel));
+  GPU_RT_OK(rt, device_buffer_alloc(rt, sizeof h_past, &past));
+  GPU_RT_OK(rt, device_buffer_alloc(rt, sizeof h_cur, &cur));
+  GPU_RT_OK(rt, device_buffer_alloc(rt, sizeof h_out, &out));
+  p_past = past.dptr, p_cur = cur.dptr, p_out = out.dptr;
+  for (i = 0; i < N_PAST * DIM; i++) h_past[i] = gpu_test_value(30, i);
+  for (i = 0; i < N_CUR * DIM; i++) h_cur[i] = gpu_test_value(31, i);
+  memset(junk, DEVICE_JUNK_BYTE, sizeof junk);
+  GPU_RT_OK(rt, device_buffer_upload(rt, &past, h_past, sizeof h_past));
+  GPU_RT_OK(rt, device_buffer_upload(rt, &cur, h_cur, sizeof h_cur));
+  cr_assert_eq(launch_skip_parse(&skip, IS_KERNEL_PRESENT, err, sizeof err), 0, "%s", err);
+  device_runtime_set_skip(rt, &skip);
+
+  /* eager: runs */
+  GPU_RT_OK(rt, device_buffer_fill(rt, &out, DEVICE_JUNK_BYTE));
+  GPU_RT_OK(rt, device_runtime_launch(rt, kernel, IS_KERNEL_PRESENT, 1, 64, args));
+  GPU_RT_OK(rt, device_buffer_download(rt, &out, h_out, sizeof h_out));
+  cr_expect_eq(memcmp(h_out + N_PAST * DIM, h_cur, sizeof h_cur), 0, "the eager launch did not run");
+  cr_expect_eq(skip.left_out[0], 0, "an eager launch is never left out");
+
+  /* captured: left out, then a chained launch of the same kernel under another name is the graph's first */
+  GPU_RT_OK(rt, device_runtime_capture_begin(rt));
+  GPU_RT_OK(rt, device_runtime_launch(rt, kernel, IS_KERNEL_PRESENT, 1, 64, args));
+  GPU_RT_OK(rt, device_runtime_capture_end(rt, &g));
+  cr_expect_eq(skip.left_out[0], 1);
+  GPU_RT_OK(rt, device_buffer_fill(rt, &out, DEVICE_JUNK_BYTE));
+  GPU_RT_OK(rt, device_graph_replay(rt, g));
+  GPU_RT_OK(rt, device_buffer_download(rt, &out, h_out, sizeof h_out));
+  cr_expect_eq(memcmp(h_out, junk, sizeof junk), 0, "the replay ran a kernel left out of its graph");
+  device_graph_destroy(g), g = NULL;
+
+  GPU_RT_OK(rt, device_runtime_capture_begin(rt));
+  GPU_RT_OK(rt, device_runtime_launch(rt, kernel, IS_KERNEL_PRESENT, 1, 64, args));
+  GPU_RT_OK(rt, device_runtime_launch_as(rt, kernel, "the_same_kernel_renamed", 1, 64, args, DEVICE_LAUNCH_CHAINED));
+  GPU_RT_OK(rt, device_runtime_capture_end(rt, &g));
+  GPU_RT_OK(rt, device_buffer_fill(rt, &out, DEVICE_JUNK_BYTE));
+  GPU_RT_OK(rt, device_graph_replay(rt, g));
+  GPU_RT_OK(rt, device_buffer_download(rt, &out, h_out, sizeof h_out));
+  cr_expect_eq(memcmp(h_out + N_PAST * DIM, h_cur, sizeof h_cur), 0, "the chained launch after a left-out one");
+  cr_expect_eq(skip.left_out[0], 2);
+  device_graph_destroy(g), g = NULL;
+
+  /* no list: captured again */
+  device_runtime_set_skip(rt, NULL);
+  GPU_RT_OK(rt, device_runtime_capture_begin(rt));
+  GPU_RT_OK(rt, device_runtime_launch(rt, kernel, IS_KERNEL_PRESENT, 1, 64, args));
+  GPU_RT_OK(rt, device_runtime_capture_end(rt, &g));
+  GPU_RT_OK(rt, device_buffer_fill(rt, &out, DEVICE_JUNK_BYTE));
+  GPU_RT_OK(rt, device_graph_replay(rt, g));
+  GPU_RT_OK(rt, device_buffer_download(rt, &out, h_out, sizeof h_out));
+  cr_expect_eq(memcmp(h_out, h_past, sizeof h_past), 0, "without the list the replay runs the kernel");
+  cr_expect_eq(skip.left_out[0], 2);
   device_graph_destroy(g);
   device_buffer_free(&past);
   device_buffer_free(&cur);

@@ -322,6 +322,53 @@ Test(cli, bench_oracle_threads_prints_a_scaling_row_a_shape) {
   cr_expect(o->status == 2 && strstr(o->err, "--variant: --oracle-threads times the oracle alone"), "%s", o->err);
 }
 
+/*
+** The exploration options: the run says first that it records nothing and
+** gives no verdicts; bad kernel lists and options that time no kernel are
+** refused naming what was wrong.
+*/
+Test(cli, bench_exploration_options_say_so_and_refuse_bad_lists) {
+  static const char *const bad[][2] = {
+      {",", "an empty kernel name"},       {"a,,b", "an empty kernel name"},
+      {"a,a", "'a' is named twice"},       {"csa4-attn", "letters, digits and '_'"},
+      {"a b", "letters, digits and '_'"},  {"k0,k1,k2,k3,k4,k5,k6,k7,k8,k9,k10,k11,k12,k13,k14,k15,k16", "more than 16"},
+  };
+  outcome *o = RUN(NULL, "bench", "--skip-kernels", "csa4_attn_softmax,csa4_attn_gather", "--no-check", "--filter",
+                   "csa4 pos 4096, B=1");
+  size_t i;
+  cr_expect_eq(o->status, 0, "%s", o->err);
+  cr_expect(!strncmp(o->out,
+                     "exploration run (--skip-kernels csa4_attn_softmax,csa4_attn_gather, --no-check): figures print, "
+                     "nothing is recorded, no verdicts\n",
+                     strlen("exploration run (--skip-kernels csa4_attn_softmax,csa4_attn_gather, --no-check): ")),
+            "%.300s", o->out);
+  cr_expect(strstr(o->out, "csa4 sink attention") != NULL && !strstr(o->out, "<= 20 us"), "no verdicts: %.2000s",
+            o->out);
+  for (i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    o = RUN(NULL, "bench", "--skip-kernels", bad[i][0]);
+    cr_expect(o->status == 2 && strstr(o->err, "--skip-kernels ") && strstr(o->err, bad[i][1]), "'%s': %s", bad[i][0],
+              o->err);
+  }
+  o = RUN(NULL, "bench", "--no-check", "--trend");
+  cr_expect(o->status == 2 && strstr(o->err, "--no-check: --trend times no kernel"), "%s", o->err);
+  o = RUN(NULL, "bench", "--skip-kernels", "x", "--oracle-threads", "1,2");
+  cr_expect(o->status == 2 && strstr(o->err, "--skip-kernels: --oracle-threads times no kernel"), "%s", o->err);
+  o = RUN(NULL, "bench", "--skip-kernels", "x", "--targets");
+  cr_expect(o->status == 2 && strstr(o->err, "--skip-kernels: --targets times no kernel"), "%s", o->err);
+  if (strstr(RUN(NULL, "--version")->out, "gpu none")) return;
+  /* on a GPU: a kernel with its softmax's exps planted away gets no figure, but is timed under --no-check */
+  setenv("BITGATE_PLANT", "csa_attention_tiles.h:w = nx_expf(w - m), e = w;=>w = w - m, e = w;", 1);
+  o = RUN(tmp, "bench", "--variant", "fast", "--filter", "csa128 pos 4096, B=1");
+  cr_expect(o->status == 1 && strstr(o->err, "differs from the oracle's: no figure"), "%d: %s", o->status, o->err);
+  o = RUN(tmp, "bench", "--variant", "fast", "--no-check", "--filter", "csa128 pos 4096, B=1");
+  unsetenv("BITGATE_PLANT");
+  cr_expect_eq(o->status, 0, "%s", o->err);
+  cr_expect(strstr(o->out, "differs from the oracle's; timed anyway (--no-check)") != NULL, "%.2000s", o->out);
+  cr_expect(strstr(o->out, "csa128 sink attention       pos 4096, B=1                    -") == NULL &&
+                strstr(o->out, "csa128 sink attention") != NULL,
+            "the attention has a figure: %.3000s", o->out);
+}
+
 Test(cli, bench_prints_oracle_figures_and_says_what_needs_a_gpu) {
   static char out[8192];
   const char *line;
