@@ -157,50 +157,81 @@ Test(runtime, pool_keeps_addresses_and_refuses_growth_while_capturing) {
   device_runtime_destroy(rt);
 }
 
+/*
+** The small kernel the capture tests launch: IndexShare's f32 present build
+** of one row (past ++ current), its buffers and its arguments.
+*/
+enum { N_PAST = 3, N_CUR = 2, DIM = 4, N_OUT = (N_PAST + N_CUR) * DIM };
+typedef struct present_kernel {
+  device_buffer past, cur, out;
+  void *kernel;
+  const void *p_past, *p_cur;
+  void *p_out;
+  int storage;
+  long long batch, heads, past_seq, cur_seq, dim;
+  void *args[9];
+} present_kernel;
+
+static void present_kernel_open(device_runtime *rt, present_kernel *f) {
+  void *const args[] = {&f->p_past, &f->p_cur, &f->p_out,    &f->storage, &f->batch,
+                        &f->heads,  &f->past_seq, &f->cur_seq, &f->dim};
+  memset(f, 0, sizeof *f);
+  f->storage = IS_STORAGE_F32;
+  f->batch = f->heads = 1, f->past_seq = N_PAST, f->cur_seq = N_CUR, f->dim = DIM;
+  memcpy(f->args, args, sizeof args);
+  GPU_RT_OK(rt, device_runtime_kernel(rt, IS_KERNEL_FILE, IS_KERNEL_PRESENT, &f->kernel));
+  GPU_RT_OK(rt, device_buffer_alloc(rt, N_PAST * DIM * sizeof(float), &f->past));
+  GPU_RT_OK(rt, device_buffer_alloc(rt, N_CUR * DIM * sizeof(float), &f->cur));
+  GPU_RT_OK(rt, device_buffer_alloc(rt, N_OUT * sizeof(float), &f->out));
+  f->p_past = f->past.dptr, f->p_cur = f->cur.dptr, f->p_out = f->out.dptr;
+}
+
+/* Uploads past and current rows made from seeds, and fills the output with junk. */
+static void present_kernel_inputs(device_runtime *rt, present_kernel *f, int seed, float *h_past, float *h_cur) {
+  int i;
+  for (i = 0; i < N_PAST * DIM; i++) h_past[i] = gpu_test_value(seed, i);
+  for (i = 0; i < N_CUR * DIM; i++) h_cur[i] = gpu_test_value(seed + 10, i);
+  GPU_RT_OK(rt, device_buffer_upload(rt, &f->past, h_past, N_PAST * DIM * sizeof(float)));
+  GPU_RT_OK(rt, device_buffer_upload(rt, &f->cur, h_cur, N_CUR * DIM * sizeof(float)));
+  GPU_RT_OK(rt, device_buffer_fill(rt, &f->out, DEVICE_JUNK_BYTE));
+}
+
+static void present_kernel_close(present_kernel *f) {
+  device_buffer_free(&f->past);
+  device_buffer_free(&f->cur);
+  device_buffer_free(&f->out);
+}
+
 /* A captured f32 present build (past ++ current) replays with new inputs, and times its replays. */
 Test(runtime, capture_and_replay_a_small_kernel) {
-  enum { N_PAST = 3, N_CUR = 2, DIM = 4, N_OUT = (N_PAST + N_CUR) * DIM };
   device_runtime *rt = gpu_test_runtime_or_skip();
-  device_buffer past, cur, out;
+  present_kernel f;
   device_graph *g = NULL;
   void *kernel;
   float h_past[N_PAST * DIM], h_cur[N_CUR * DIM], h_out[N_OUT];
-  const void *p_past, *p_cur;
-  void *p_out;
-  int storage = IS_STORAGE_F32, round, i, held, gave_up;
+  int round, held, gave_up;
   float ms;
-  long long batch = 1, heads = 1, past_seq = N_PAST, cur_seq = N_CUR, dim = DIM;
-  void *args[] = {&p_past, &p_cur, &p_out, &storage, &batch, &heads, &past_seq, &cur_seq, &dim};
 
-  GPU_RT_OK(rt, device_runtime_kernel(rt, IS_KERNEL_FILE, IS_KERNEL_PRESENT, &kernel));
-  GPU_RT_OK(rt, device_buffer_alloc(rt, sizeof h_past, &past));
-  GPU_RT_OK(rt, device_buffer_alloc(rt, sizeof h_cur, &cur));
-  GPU_RT_OK(rt, device_buffer_alloc(rt, sizeof h_out, &out));
-  p_past = past.dptr, p_cur = cur.dptr, p_out = out.dptr;
-
+  present_kernel_open(rt, &f);
   GPU_RT_OK(rt, device_runtime_capture_begin(rt));
-  GPU_RT_OK(rt, device_runtime_launch(rt, kernel, IS_KERNEL_PRESENT, 1, 64, args));
+  GPU_RT_OK(rt, device_runtime_launch(rt, f.kernel, IS_KERNEL_PRESENT, 1, 64, f.args));
   GPU_RT_OK(rt, device_runtime_capture_end(rt, &g));
 
   for (round = 0; round < 2; round++) {
-    for (i = 0; i < N_PAST * DIM; i++) h_past[i] = gpu_test_value(10 + round, i);
-    for (i = 0; i < N_CUR * DIM; i++) h_cur[i] = gpu_test_value(20 + round, i);
-    GPU_RT_OK(rt, device_buffer_upload(rt, &past, h_past, sizeof h_past));
-    GPU_RT_OK(rt, device_buffer_upload(rt, &cur, h_cur, sizeof h_cur));
-    GPU_RT_OK(rt, device_buffer_fill(rt, &out, DEVICE_JUNK_BYTE));
+    present_kernel_inputs(rt, &f, 10 + round, h_past, h_cur);
     GPU_RT_OK(rt, device_graph_replay(rt, g));
-    GPU_RT_OK(rt, device_buffer_download(rt, &out, h_out, sizeof h_out));
+    GPU_RT_OK(rt, device_buffer_download(rt, &f.out, h_out, sizeof h_out));
     cr_expect_eq(memcmp(h_out, h_past, sizeof h_past), 0, "round %d: past rows differ", round);
     cr_expect_eq(memcmp(h_out + N_PAST * DIM, h_cur, sizeof h_cur), 0, "round %d: current rows differ",
                  round);
   }
   /* timed replays, held behind bench_hold.cu and not: the graph still runs, the hold is released in time */
   for (held = 0; held < 2; held++) {
-    GPU_RT_OK(rt, device_buffer_fill(rt, &out, DEVICE_JUNK_BYTE));
+    GPU_RT_OK(rt, device_buffer_fill(rt, &f.out, DEVICE_JUNK_BYTE));
     GPU_RT_OK(rt, device_graph_time(rt, g, held, &ms, &gave_up));
     cr_expect(ms > 0.0f && ms < 1000.0f, "held %d: %g ms", held, ms);
     cr_expect_eq(gave_up, 0, "held %d: the hold gave up before the host released it", held);
-    GPU_RT_OK(rt, device_buffer_download(rt, &out, h_out, sizeof h_out));
+    GPU_RT_OK(rt, device_buffer_download(rt, &f.out, h_out, sizeof h_out));
     cr_expect_eq(memcmp(h_out + N_PAST * DIM, h_cur, sizeof h_cur), 0, "held %d: the timed replay did not run", held);
   }
   /* launching a cached kernel needs no loading, so it is legal in capture too */
@@ -211,9 +242,7 @@ Test(runtime, capture_and_replay_a_small_kernel) {
   GPU_RT_OK(rt, device_runtime_kernel(rt, IS_KERNEL_FILE, IS_KERNEL_PRESENT, &kernel));
   gpu_test_capture_end_any(rt);
   device_graph_destroy(g);
-  device_buffer_free(&past);
-  device_buffer_free(&cur);
-  device_buffer_free(&out);
+  present_kernel_close(&f);
   device_runtime_destroy(rt);
 }
 
@@ -224,59 +253,46 @@ Test(runtime, capture_and_replay_a_small_kernel) {
 ** graph's first kernel; with no list, the capture holds the kernel again.
 */
 Test(runtime, skipped_kernels_are_left_out_of_captures_only) {
-  enum { N_PAST = 3, N_CUR = 2, DIM = 4, N_OUT = (N_PAST + N_CUR) * DIM };
   device_runtime *rt = gpu_test_runtime_or_skip();
-  device_buffer past, cur, out;
+  present_kernel f;
   device_graph *g = NULL;
   launch_skip skip;
-  void *kernel;
   float h_past[N_PAST * DIM], h_cur[N_CUR * DIM], h_out[N_OUT];
   unsigned char junk[N_OUT * sizeof(float)];
   char err[256];
-  const void *p_past, *p_cur;
-  void *p_out;
-  int storage = IS_STORAGE_F32, i;
-  long long batch = 1, heads = 1, past_seq = N_PAST, cur_seq = N_CUR, dim = DIM;
-  void *args[] = {&p_past, &p_cur, &p_out, &storage, &batch, &heads, &past_seq, &cur_seq, &dim};
 
-  GPU_RT_OK(rt, device_runtime_kernel(rt, IS_KERNEL_FILE, IS_KERNEL_PRESENT, &kernel));
-  GPU_RT_OK(rt, device_buffer_alloc(rt, sizeof h_past, &past));
-  GPU_RT_OK(rt, device_buffer_alloc(rt, sizeof h_cur, &cur));
-  GPU_RT_OK(rt, device_buffer_alloc(rt, sizeof h_out, &out));
-  p_past = past.dptr, p_cur = cur.dptr, p_out = out.dptr;
-  for (i = 0; i < N_PAST * DIM; i++) h_past[i] = gpu_test_value(30, i);
-  for (i = 0; i < N_CUR * DIM; i++) h_cur[i] = gpu_test_value(31, i);
+  present_kernel_open(rt, &f);
   memset(junk, DEVICE_JUNK_BYTE, sizeof junk);
-  GPU_RT_OK(rt, device_buffer_upload(rt, &past, h_past, sizeof h_past));
-  GPU_RT_OK(rt, device_buffer_upload(rt, &cur, h_cur, sizeof h_cur));
   cr_assert_eq(launch_skip_parse(&skip, IS_KERNEL_PRESENT, err, sizeof err), 0, "%s", err);
   device_runtime_set_skip(rt, &skip);
 
   /* eager: runs */
-  GPU_RT_OK(rt, device_buffer_fill(rt, &out, DEVICE_JUNK_BYTE));
-  GPU_RT_OK(rt, device_runtime_launch(rt, kernel, IS_KERNEL_PRESENT, 1, 64, args));
-  GPU_RT_OK(rt, device_buffer_download(rt, &out, h_out, sizeof h_out));
+  present_kernel_inputs(rt, &f, 30, h_past, h_cur);
+  GPU_RT_OK(rt, device_runtime_launch(rt, f.kernel, IS_KERNEL_PRESENT, 1, 64, f.args));
+  GPU_RT_OK(rt, device_buffer_download(rt, &f.out, h_out, sizeof h_out));
   cr_expect_eq(memcmp(h_out + N_PAST * DIM, h_cur, sizeof h_cur), 0, "the eager launch did not run");
   cr_expect_eq(skip.left_out[0], 0, "an eager launch is never left out");
 
-  /* captured: left out, then a chained launch of the same kernel under another name is the graph's first */
+  /* captured: left out */
   GPU_RT_OK(rt, device_runtime_capture_begin(rt));
-  GPU_RT_OK(rt, device_runtime_launch(rt, kernel, IS_KERNEL_PRESENT, 1, 64, args));
+  GPU_RT_OK(rt, device_runtime_launch(rt, f.kernel, IS_KERNEL_PRESENT, 1, 64, f.args));
   GPU_RT_OK(rt, device_runtime_capture_end(rt, &g));
   cr_expect_eq(skip.left_out[0], 1);
-  GPU_RT_OK(rt, device_buffer_fill(rt, &out, DEVICE_JUNK_BYTE));
+  GPU_RT_OK(rt, device_buffer_fill(rt, &f.out, DEVICE_JUNK_BYTE));
   GPU_RT_OK(rt, device_graph_replay(rt, g));
-  GPU_RT_OK(rt, device_buffer_download(rt, &out, h_out, sizeof h_out));
+  GPU_RT_OK(rt, device_buffer_download(rt, &f.out, h_out, sizeof h_out));
   cr_expect_eq(memcmp(h_out, junk, sizeof junk), 0, "the replay ran a kernel left out of its graph");
   device_graph_destroy(g), g = NULL;
 
+  /* a chained launch of the same kernel under another name, after one left out: the graph's first */
   GPU_RT_OK(rt, device_runtime_capture_begin(rt));
-  GPU_RT_OK(rt, device_runtime_launch(rt, kernel, IS_KERNEL_PRESENT, 1, 64, args));
-  GPU_RT_OK(rt, device_runtime_launch_as(rt, kernel, "the_same_kernel_renamed", 1, 64, args, DEVICE_LAUNCH_CHAINED));
+  GPU_RT_OK(rt, device_runtime_launch(rt, f.kernel, IS_KERNEL_PRESENT, 1, 64, f.args));
+  GPU_RT_OK(rt, device_runtime_launch_as(rt, f.kernel, "the_same_kernel_renamed", 1, 64, f.args,
+                                         DEVICE_LAUNCH_CHAINED));
   GPU_RT_OK(rt, device_runtime_capture_end(rt, &g));
-  GPU_RT_OK(rt, device_buffer_fill(rt, &out, DEVICE_JUNK_BYTE));
+  GPU_RT_OK(rt, device_buffer_fill(rt, &f.out, DEVICE_JUNK_BYTE));
   GPU_RT_OK(rt, device_graph_replay(rt, g));
-  GPU_RT_OK(rt, device_buffer_download(rt, &out, h_out, sizeof h_out));
+  GPU_RT_OK(rt, device_buffer_download(rt, &f.out, h_out, sizeof h_out));
   cr_expect_eq(memcmp(h_out + N_PAST * DIM, h_cur, sizeof h_cur), 0, "the chained launch after a left-out one");
   cr_expect_eq(skip.left_out[0], 2);
   device_graph_destroy(g), g = NULL;
@@ -284,17 +300,15 @@ Test(runtime, skipped_kernels_are_left_out_of_captures_only) {
   /* no list: captured again */
   device_runtime_set_skip(rt, NULL);
   GPU_RT_OK(rt, device_runtime_capture_begin(rt));
-  GPU_RT_OK(rt, device_runtime_launch(rt, kernel, IS_KERNEL_PRESENT, 1, 64, args));
+  GPU_RT_OK(rt, device_runtime_launch(rt, f.kernel, IS_KERNEL_PRESENT, 1, 64, f.args));
   GPU_RT_OK(rt, device_runtime_capture_end(rt, &g));
-  GPU_RT_OK(rt, device_buffer_fill(rt, &out, DEVICE_JUNK_BYTE));
+  GPU_RT_OK(rt, device_buffer_fill(rt, &f.out, DEVICE_JUNK_BYTE));
   GPU_RT_OK(rt, device_graph_replay(rt, g));
-  GPU_RT_OK(rt, device_buffer_download(rt, &out, h_out, sizeof h_out));
+  GPU_RT_OK(rt, device_buffer_download(rt, &f.out, h_out, sizeof h_out));
   cr_expect_eq(memcmp(h_out, h_past, sizeof h_past), 0, "without the list the replay runs the kernel");
   cr_expect_eq(skip.left_out[0], 2);
   device_graph_destroy(g);
-  device_buffer_free(&past);
-  device_buffer_free(&cur);
-  device_buffer_free(&out);
+  present_kernel_close(&f);
   device_runtime_destroy(rt);
 }
 
