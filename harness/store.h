@@ -104,6 +104,15 @@ int store_run_reopen(store *s, long long run_id);
 int store_run_case_count(store *s, long long run_id, long long *n);
 
 /*
+** The case times of the latest run of suite before run `before` that
+** ended (passed or failed): each(ctx, case_id, ms) once a case, ms its rows'
+** oracle and device milliseconds summed.  *run_id is that run, 0 when there
+** is none (each is not called).  0, or -1 (the store failed) with the message.
+*/
+int store_case_times(store *s, const char *suite, long long before, long long *run_id,
+                     void (*each)(void *ctx, const char *case_id, double ms), void *ctx);
+
+/*
 ** Records a case (insert or ignore; first_run_id is the run that first saw
 ** it, NULL when run_id <= 0, e.g. for a corpus import).  A case id already stored with a different spec is an error: ids are
 ** hashes of the spec, so this is a collision or a generator bug.

@@ -156,6 +156,31 @@ int store_run_case_count(store *s, long long run_id, long long *n) {
   return rc;
 }
 
+int store_case_times(store *s, const char *suite, long long before, long long *run_id,
+                     void (*each)(void *ctx, const char *case_id, double ms), void *ctx) {
+  static const char zRun[] = "SELECT max(id) FROM runs WHERE suite = ?1 AND id < ?2 AND status IN ('passed', 'failed')";
+  static const char zTimes[] =
+    "SELECT case_id, sum(coalesce(oracle_ms, 0) + coalesce(device_ms, 0)) FROM results WHERE run_id = ?1"
+    " GROUP BY case_id";
+  sqlite3_stmt *st = NULL;
+  int rc = store_prepare(s, zRun, &st);
+  *run_id = 0;
+  if (!rc) rc = sqlite3_bind_text(st, 1, suite, -1, SQLITE_STATIC);
+  if (!rc) rc = sqlite3_bind_int64(st, 2, before);
+  if (!rc && (rc = sqlite3_step(st)) == SQLITE_ROW) *run_id = sqlite3_column_int64(st, 0), rc = SQLITE_OK;
+  sqlite3_finalize(st), st = NULL;
+  if (!rc && *run_id) rc = store_prepare(s, zTimes, &st);
+  if (!rc && *run_id) rc = sqlite3_bind_int64(st, 1, *run_id);
+  while (!rc && *run_id && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+    each(ctx, (const char *)sqlite3_column_text(st, 0), sqlite3_column_double(st, 1));
+    rc = SQLITE_OK;
+  }
+  if (rc == SQLITE_DONE) rc = SQLITE_OK;
+  if (rc) store_fail_sqlite(s, rc, "cannot read the case times of the run before");
+  sqlite3_finalize(st);
+  return rc ? -1 : 0;
+}
+
 /*
 ** Inserts the case unless its id is known.  A known id must carry the same
 ** spec: the id is a hash of the spec, so a difference means a collision or a
