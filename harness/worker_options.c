@@ -24,7 +24,10 @@ const char worker_options_help[] =
     "                 turns on the GPU; with it they run at once (the serial\n"
     "                 reference kernels of --variant both need that)\n"
     "  --timeout SECONDS   a case running longer is killed and recorded as\n"
-    "                 'timeout' (workers only; default 600, 0: no limit)\n";
+    "                 'timeout' (workers only; default 600, 0: no limit)\n"
+    "  Workers take the cases heaviest first by the case times of the same\n"
+    "  suite's latest ended run in --db (new cases first; with none, the\n"
+    "  suite's order), so that no long case starts last.\n";
 
 void worker_args_init(worker_args *a) {
   a->mode = WORKER_MODE_AUTO;
