@@ -35,7 +35,11 @@ int launch_skip_parse(launch_skip *l, const char *csv, char *err, size_t len) {
 
 int launch_skip_hit(launch_skip *l, const char *name) {
   int i;
-  for (i = 0; l && name && i < l->n; i++)
+  if (!l || !name) return 0;
+  for (i = 0; i < l->n; i++)
     if (!strcmp(l->name[i], name)) return l->left_out[i]++, 1;
+  for (i = 0; i < l->n_seen; i++)
+    if (!strcmp(l->seen[i], name)) return 0;
+  if (l->n_seen < LAUNCH_SKIP_SEEN_MAX && strlen(name) < LAUNCH_SKIP_NAME_MAX) strcpy(l->seen[l->n_seen++], name);
   return 0;
 }

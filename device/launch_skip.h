@@ -16,11 +16,14 @@
 
 #define LAUNCH_SKIP_MAX 16       /* names a list holds */
 #define LAUNCH_SKIP_NAME_MAX 128 /* bytes a name may take, with its NUL */
+#define LAUNCH_SKIP_SEEN_MAX 48  /* other kernel names kept, to suggest when a name matched nothing */
 
 typedef struct launch_skip {
   int n;
   char name[LAUNCH_SKIP_MAX][LAUNCH_SKIP_NAME_MAX];
   long long left_out[LAUNCH_SKIP_MAX]; /* captured launches left out, per name */
+  int n_seen;                          /* the kernels launched and not on the list, first come */
+  char seen[LAUNCH_SKIP_SEEN_MAX][LAUNCH_SKIP_NAME_MAX];
 } launch_skip;
 
 /*
@@ -30,7 +33,10 @@ typedef struct launch_skip {
 */
 int launch_skip_parse(launch_skip *l, const char *csv, char *err, size_t len);
 
-/* Whether kernel `name` is on l; counts the hit. */
+/*
+** Whether kernel `name` is on l; counts the hit, or keeps the name among
+** l's seen ones (so that a name that never matched can be told what did).
+*/
 int launch_skip_hit(launch_skip *l, const char *name);
 
 #endif /* DEVICE_LAUNCH_SKIP_H */

@@ -76,7 +76,7 @@ static const char bench_help[] =
     "they fill hold what the kernels after them read.  A figure is then the\n"
     "stage as if those kernels cost nothing: how much fusing or removing them\n"
     "could gain at most.  Under the table, each name's count of launches left\n"
-    "out (0: no timed graph launched it).\n"
+    "out (0: no timed graph launched it; then the kernels they did launch).\n"
     "--no-check times a variant whose eager outputs differ from the oracle's,\n"
     "after printing the difference: a kernel in the making, or one with a part\n"
     "planted away (BITGATE_PLANT='FILE:OLD=>NEW') to see what that part costs.\n\n"
@@ -113,16 +113,25 @@ static int bench_targets(const char *db, const char *run) {
   return EXIT_CODE_PASS;
 }
 
-/* Under the table of a --skip-kernels run: what each name left out. */
+/*
+** Under the table of a --skip-kernels run: what each name left out; when a
+** name matched nothing, the kernels the timed graphs did launch.
+*/
 static void bench_skip_summary(const launch_skip *skip) {
-  int i;
+  int i, unmatched = 0;
   for (i = 0; i < skip->n; i++)
-    if (skip->left_out[i])
+    if (skip->left_out[i]) {
       printf("left out of the timed graphs: %s, %lld launch%s\n", skip->name[i], skip->left_out[i],
              skip->left_out[i] == 1 ? "" : "es");
-    else
+    } else {
       printf("left out of the timed graphs: %s, none: no timed graph launched it (is the name right?)\n",
              skip->name[i]);
+      unmatched = 1;
+    }
+  if (!unmatched || !skip->n_seen) return;
+  printf("the timed graphs launched:");
+  for (i = 0; i < skip->n_seen; i++) printf("%s %s", i ? "," : "", skip->seen[i]);
+  printf("%s\n", skip->n_seen == LAUNCH_SKIP_SEEN_MAX ? ", ..." : "");
 }
 
 /* a < b as exit codes go: a wrong kernel (FAIL) outranks a missing resource (ENV). */
@@ -138,7 +147,7 @@ int cmd_bench(int argc, char **argv) {
   const char *v, *db = "bitgate.db", *runs_arg = NULL, *last_arg = NULL, *timing_arg = NULL, *run_arg = NULL;
   const char *variant_arg = NULL, *scaling_arg = NULL, *scaling_runs_arg = NULL, *skip_arg = NULL;
   bench_scaling scaling;
-  static launch_skip skip; /* 2 KB: kept off the stack */
+  static launch_skip skip; /* 8 KB: kept off the stack */
   char err[256];
   int i, r, status, trend = 0, targets_only = 0, exploring;
   memset(&o, 0, sizeof o);

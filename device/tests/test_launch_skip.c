@@ -25,6 +25,10 @@ Test(launch_skip, parses_names_and_counts_their_hits) {
   cr_expect_eq(l.left_out[0], 0);
   cr_expect_eq(l.left_out[1], 2);
   cr_expect_eq(l.left_out[2], 1);
+  cr_expect(!launch_skip_hit(&l, "csa4_attn_values"), "seen again");
+  cr_assert_eq(l.n_seen, 2, "the other kernels, once each: %d", l.n_seen);
+  cr_expect_str_eq(l.seen[0], "csa4_attn_values");
+  cr_expect_str_eq(l.seen[1], "csa4_attn_gathe");
 }
 
 Test(launch_skip, refuses_bad_lists_naming_what_was_wrong) {
