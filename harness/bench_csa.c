@@ -190,10 +190,10 @@ static int scale_oracle(const bench_scaling *sc, const char *label, const csa_ch
 }
 
 /* One variant: eager check, then each stage's graph timed into lines[i].t[v]; an exit code. */
-static int time_variant(const bench_opts *o, const csa_chain_ratio *r, csa_step *s, device_variant v,
-                        const csa_stage *st, int n_st, bench_line *lines) {
+static int time_variant(const bench_opts *o, const char *label, const csa_chain_ratio *r, csa_step *s,
+                        device_variant v, const csa_stage *st, int n_st, bench_line *lines) {
   device_runtime *rt = o->ses->env.rt;
-  char err[1024], what[256];
+  char err[1024], what[320];
   device_io io;
   void *k = NULL;
   op_error derr;
@@ -203,14 +203,13 @@ static int time_variant(const bench_opts *o, const csa_chain_ratio *r, csa_step 
     return EXIT_CODE_ENV;
   }
   op_error_clear(&derr);
+  snprintf(what, sizeof what, "%s, %s variant", label, device_variant_name(v));
   if (r->dev_create(rt, &s->attrs, v, &k, err, sizeof err) != 0) {
     status = EXIT_CODE_ENV;
   } else if (r->dev_execute(k, io.in_p, io.n_in, io.out_p, io.n_out, &derr) != DEVICE_CSA_OK) {
     snprintf(err, sizeof err, "eager warm-up: %s", derr.message);
     status = EXIT_CODE_ENV;
-  } else if (snprintf(what, sizeof what, "%.*s %s, %s variant", (int)strcspn(lines[0].kernel, " "), lines[0].kernel,
-                      lines[0].shape, device_variant_name(v)) < 0 ||
-             bench_outputs_checked(o, &io, s->out, s->n_out, what, err, sizeof err) != 0) {
+  } else if (bench_outputs_checked(o, &io, s->out, s->n_out, what, err, sizeof err) != 0) {
     status = EXIT_CODE_FAIL;
   }
   for (i = 0; i < n_st && status == EXIT_CODE_PASS; i++) {
@@ -280,7 +279,7 @@ int bench_csa_lines(const bench_opts *o) {
     }
     for (v = 0; v < DEVICE_VARIANT_COUNT && o->ses->have_device; v++)
       if (o->variants & 1u << v) {
-        const int vr = time_variant(o, r, &s, (device_variant)v, st, n_st, lines);
+        const int vr = time_variant(o, label, r, &s, (device_variant)v, st, n_st, lines);
         if (vr != EXIT_CODE_PASS && rc != EXIT_CODE_FAIL) rc = vr;
       }
     for (j = 0; j < n_st; j++) bench_line_emit(o, &lines[j]);

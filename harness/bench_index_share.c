@@ -102,12 +102,12 @@ static int is_time(const bench_opts *o, is_bench *x, const char *label, device_v
   int status = EXIT_CODE_ENV;
   if (device_io_open(&io, rt, x->in, x->n_in, x->out, x->n_out, err, len) != 0) return EXIT_CODE_ENV;
   op_error_clear(&derr);
+  snprintf(what, sizeof what, "%s, %s variant", label, device_variant_name(v));
   if (device_index_share_create_variant(rt, &x->attrs, v, &k, err, len) != 0) {
     /* err says why */
   } else if (device_index_share_execute(k, io.in_p, io.n_in, io.out_p, io.n_out, &derr) != 0) {
     snprintf(err, len, "eager warm-up: %s", derr.message);
-  } else if (snprintf(what, sizeof what, "%s, %s variant", label, device_variant_name(v)) < 0 ||
-             bench_outputs_checked(o, &io, x->out, x->n_out, what, err, len) != 0) {
+  } else if (bench_outputs_checked(o, &io, x->out, x->n_out, what, err, len) != 0) {
     status = EXIT_CODE_FAIL;
   } else if (device_runtime_capture_begin(rt) != 0 ||
              device_index_share_execute(k, io.in_p, io.n_in, io.out_p, io.n_out, &derr) != 0 ||
