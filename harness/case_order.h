@@ -6,21 +6,35 @@
 ** H200 host whose oracle ran slower the gate's 16 workers idled behind
 ** them (docs/SPEED.md, nineteenth round).  Heaviest first is the classic
 ** cure (longest processing time first); the weights are the case times the
-** store recorded for the same suite's run before.
+** store recorded for the same suite's run before, or, in a database with
+** none (a CI run's fresh one), the suite's committed times file
+** (case_times.h).
 */
 #ifndef HARNESS_CASE_ORDER_H
 #define HARNESS_CASE_ORDER_H
 
 #include "harness/store.h"
 
+#include <stddef.h>
+
+/* What ordered the cases: a run of the database, else a times file, else nothing (the suite's order). */
+typedef struct case_order_source {
+  long long run;   /* 0: none */
+  char file[4096]; /* "": none */
+} case_order_source;
+
 /*
-** Fills ordered[0..count) with specs' entries: by the case times of the
-** latest ended run of suite before run_id in db, heaviest first, the cases
-** that run did not time (new ones) before all of them, ties in suite order;
-** with no such run, the suite's order.  *from_run is the run whose times
-** ordered them, 0 for none.  0, or -1 when the store failed (its message).
+** Fills ordered[0..count) with specs' entries, heaviest first, ties in suite
+** order, the cases the weights do not name (new ones) before all others.
+** The weights: the case times of the latest ended run of suite before
+** run_id in db; with no such run, those of times_path (NULL or a missing
+** file: none); with neither, the suite's order.  times_path is read in
+** either case, so a malformed file is reported even where a run orders.
+** 0; -1 the store failed (its message); -2 times_path is malformed or
+** unreadable (err names the file and line).
 */
-int case_order_heaviest_first(store *db, const char *suite, long long run_id, char *const *specs, int count,
-                              char **ordered, long long *from_run);
+int case_order_heaviest_first(store *db, const char *suite, long long run_id, const char *times_path,
+                              char *const *specs, int count, char **ordered, case_order_source *from, char *err,
+                              size_t err_len);
 
 #endif /* HARNESS_CASE_ORDER_H */

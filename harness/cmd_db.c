@@ -1,23 +1,28 @@
 /*
 ** cmd_db.c: `bitgate db merge OUT IN... [--as-one-run]`, sharded result
-** databases combined into one (harness/store_merge.h holds the rules).
-** Every input is checked before anything is copied; an OUT this command
-** created is removed again when the merge fails, so a failed merge leaves
-** no half-made database behind.
+** databases combined into one (harness/store_merge.h holds the rules), and
+** `bitgate db times`, a run's case times as a suite's times file
+** (harness/case_times.h).  Every input is checked before anything is
+** copied; an OUT this command created is removed again when the merge
+** fails, so a failed merge leaves no half-made database behind.
 */
+#include "harness/case_times.h"
 #include "harness/cli.h"
 #include "harness/commands.h"
 #include "harness/exit_codes.h"
 #include "harness/shard.h"
 #include "harness/store_merge.h"
 
+#include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 static const char db_help[] =
-    "usage: bitgate db merge OUT IN... [--as-one-run]\n\n"
+    "usage: bitgate db merge OUT IN... [--as-one-run]\n"
+    "       bitgate db times [--suite NAME] [--run N] [--db PATH]\n\n"
     "Combines result databases, e.g. those of `bitgate run --shard K/N`, into OUT\n"
     "(created if absent).  Every run of each IN is copied with its provenance\n"
     "under a new id (a run OUT already holds is skipped, so merging twice adds\n"
@@ -29,7 +34,15 @@ static const char db_help[] =
     "                results are their union (the latest run's row wins where\n"
     "                two hold the same case, lane and step), its shard column\n"
     "                lists theirs (e.g. 1/2,2/2), so `bitgate report` (run\n"
-    "                latest) reports the shards as one run.\n\n" EXIT_CODES_HELP;
+    "                latest) reports the shards as one run.\n\n"
+    "`db times` prints the case times of a run (default: the latest ended run\n"
+    "of suite NAME, default gate, in PATH, default ./bitgate.db) as a times file:\n"
+    "a case a line, heaviest first, its rows' oracle and device milliseconds\n"
+    "summed.  Saved as corpus/NAME.times, it orders the cases of a run with\n"
+    "workers heaviest first where the database holds no run of the suite before\n"
+    "(a fresh one, as in CI), e.g. after a suite change:\n"
+    "  bitgate run --suite gate --variant both --jobs 16 --db t.db\n"
+    "  bitgate db times --suite gate --db t.db > corpus/gate.times\n\n" EXIT_CODES_HELP;
 
 /* True when a and b name the same existing file. */
 static int same_file(const char *a, const char *b) {
@@ -115,13 +128,95 @@ static int db_merge(int argc, char **argv) {
   return EXIT_CODE_PASS;
 }
 
+typedef struct collected_times {
+  case_time *v;
+  int n, cap, out_of_memory;
+} collected_times;
+
+static void collect_time(void *ctx, const char *case_id, double ms) {
+  collected_times *c = ctx;
+  char *id;
+  if (c->n == c->cap) {
+    const int cap = c->cap ? 2 * c->cap : 1024;
+    case_time *v = realloc(c->v, (size_t)cap * sizeof *v);
+    if (!v) {
+      c->out_of_memory = 1;
+      return;
+    }
+    c->v = v, c->cap = cap;
+  }
+  if (!case_id || !(id = strdup(case_id))) {
+    c->out_of_memory |= case_id != NULL;
+    return;
+  }
+  c->v[c->n].case_id = id;
+  c->v[c->n++].ms = ms;
+}
+
+/* The header of the times file written from run_id: what the figures are and where they came from. */
+static void times_header(store *db, const char *path, const char *suite, long long run_id, char *buf, size_t len) {
+  static store_run_record rec;
+  const int known = store_run_read(db, run_id, &rec) == 0;
+  snprintf(buf, len,
+           "Case times of suite %s (harness/case_times.h): the order `bitgate run` hands\n"
+           "cases to its workers in where its database holds no run of the suite before.\n"
+           "Milliseconds, a case's rows' oracle and device times summed, from run %lld of %s\n"
+           "(%s): %s\n"
+           "device: %s; host: %s; git %s.  Written by `bitgate db times`.",
+           suite, run_id, path, known ? rec.status : "?", known && rec.p.command_line ? rec.p.command_line : "?",
+           known && rec.p.device_name ? rec.p.device_name : "none", known && rec.p.host ? rec.p.host : "?",
+           known && rec.p.git_rev ? rec.p.git_rev : "?");
+}
+
+static int db_times(int argc, char **argv) {
+  const char *suite = "gate", *path = "bitgate.db", *run_text = NULL;
+  collected_times c = {NULL, 0, 0, 0};
+  unsigned long long run = 0;
+  long long from = 0;
+  store *db = NULL;
+  char err[1024], header[2048];
+  int i, rc;
+  for (i = 1; i < argc; i++) {
+    if ((rc = cli_option_value("db times", argc, argv, &i, "--suite", &suite)) ||
+        (rc = cli_option_value("db times", argc, argv, &i, "--run", &run_text)) ||
+        (rc = cli_option_value("db times", argc, argv, &i, "--db", &path))) {
+      if (rc < 0) return EXIT_CODE_USAGE;
+    } else {
+      return cli_usage_error("db times", "unknown argument '%s'", argv[i]);
+    }
+  }
+  if (run_text && (cli_parse_u64(run_text, &run) != 0 || run < 1 || run > 1ull << 62))
+    return cli_usage_error("db times", "--run '%s': expected a run id (a positive number)", run_text);
+  if (access(path, F_OK) != 0) return cli_env_error("db times", "no database '%s'", path);
+  if (store_open(path, &db, err, sizeof err) != 0) return cli_env_error("db times", "%s", err);
+  rc = store_case_times(db, suite, run ? (long long)run + 1 : LLONG_MAX, &from, collect_time, &c);
+  if (rc) {
+    rc = cli_env_error("db times", "%s", store_errmsg(db));
+  } else if (c.out_of_memory) {
+    rc = cli_env_error("db times", "out of memory collecting the case times of run %lld", from);
+  } else if (run && from != (long long)run) {
+    rc = cli_usage_error("db times", "--run %llu: not an ended run of suite '%s' in '%s'", run, suite, path);
+  } else if (!from) {
+    rc = cli_env_error("db times", "'%s' holds no ended run of suite '%s'", path, suite);
+  } else {
+    times_header(db, path, suite, from, header, sizeof header);
+    rc = case_times_write(stdout, header, c.v, c.n) == 0 ? EXIT_CODE_PASS
+                                                           : cli_env_error("db times", "cannot write the times");
+  }
+  for (i = 0; i < c.n; i++) free((void *)c.v[i].case_id);
+  free(c.v);
+  store_close(db);
+  return rc;
+}
+
 int cmd_db(int argc, char **argv) {
   for (int i = 1; i < argc; i++)
     if (cli_is_help(argv[i])) {
       fputs(db_help, stdout);
       return EXIT_CODE_PASS;
     }
-  if (argc < 2) return cli_usage_error("db", "needs a subcommand: merge");
+  if (argc < 2) return cli_usage_error("db", "needs a subcommand: merge or times");
   if (!strcmp(argv[1], "merge")) return db_merge(argc - 1, argv + 1);
-  return cli_usage_error("db", "unknown subcommand '%s' (only: merge)", argv[1]);
+  if (!strcmp(argv[1], "times")) return db_times(argc - 1, argv + 1);
+  return cli_usage_error("db", "unknown subcommand '%s' (merge or times)", argv[1]);
 }

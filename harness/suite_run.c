@@ -8,6 +8,7 @@
 #include "harness/suite_run.h"
 #include "cases/case_spec.h"
 #include "harness/case_order.h"
+#include "harness/case_times.h"
 #include "harness/cli.h"
 #include "harness/exit_codes.h"
 #include "harness/frozen_oracle.h"
@@ -95,7 +96,7 @@ typedef struct suite_run_state {
   long long resumed_cases; /* how many */
   int use_workers;         /* cases run in worker processes (worker_pool.h) */
   worker_pool_result pool; /* what they did */
-  long long order_from;    /* the run whose case times ordered the workers' cases, 0: the suite's order */
+  case_order_source order; /* what ordered the workers' cases (neither run nor file: the suite's order) */
 } suite_run_state;
 
 /* Fills id with spec's case id; true when this run takes the case (--filter, --shard). */
@@ -169,20 +170,24 @@ static int pool_done(void *ctx, worker_reply *rep) {
 }
 
 /*
-** Runs the suite's cases on workers, heaviest first by the run before
-** (case_order.h); 0, -1 the store failed, -2 no worker started (printed).
+** Runs the suite's cases on workers, heaviest first by the run before or
+** the suite's times file (case_order.h); 0, -1 the store failed, -2 no
+** worker started or the times file is malformed (printed).
 */
 static int run_on_workers(const char *cmd, suite_run_state *st, const suite_run_args *a, const suite *s, int argc,
                           char **argv) {
   const worker_pool_launch launch = {argc, argv, a->suite, a->corpus, a->lanes};
   const worker_pool_sink sink = {st, pool_take, pool_done};
-  char err[1024];
+  char err[1024], times_path[4096];
   char **order = malloc((size_t)(s->count > 0 ? s->count : 1) * sizeof *order);
   int rc;
   if (!order) return store_fail(st->db, "out of memory ordering %d cases", s->count);
-  if (case_order_heaviest_first(st->db, a->suite, st->run_id, s->specs, s->count, order, &st->order_from) != 0) {
+  case_times_path(a->corpus, a->suite, times_path, sizeof times_path);
+  if ((rc = case_order_heaviest_first(st->db, a->suite, st->run_id, times_path, s->specs, s->count, order,
+                                      &st->order, err, sizeof err)) != 0) {
+    if (rc == -2) fprintf(stderr, "bitgate %s: %s\n", cmd, err);
     free(order);
-    return -1;
+    return rc;
   }
   rc = worker_pool_run(&a->workers, &launch, order, s->count, &sink, &st->pool, err, sizeof err);
   free(order);
@@ -231,7 +236,8 @@ static void print_summary(const suite_run_state *st, const suite_run_args *a, do
     }
   if (!st->ses.have_device) printf("  device lanes not run: %s\n", st->ses.device_reason);
   if (st->use_workers) worker_pool_print(stdout, &st->pool);
-  if (st->order_from) printf("  order: heaviest case first, by the case times of run %lld\n", st->order_from);
+  if (st->order.run) printf("  order: heaviest case first, by the case times of run %lld\n", st->order.run);
+  else if (st->order.file[0]) printf("  order: heaviest case first, by the case times in %s\n", st->order.file);
 }
 
 /* Runs the loaded suite s; returns the exit code. */
