@@ -26,8 +26,10 @@ const char worker_options_help[] =
     "  --timeout SECONDS   a case running longer is killed and recorded as\n"
     "                 'timeout' (workers only; default 600, 0: no limit)\n"
     "  Workers take the cases heaviest first by the case times of the same\n"
-    "  suite's latest ended run in --db (new cases first; with none, the\n"
-    "  suite's order), so that no long case starts last.\n";
+    "  suite's latest ended run in --db, or, where --db holds none (a fresh\n"
+    "  database), by the suite's committed times file, corpus/NAME.times\n"
+    "  (`bitgate db times` writes one; a malformed one is exit 3); new cases\n"
+    "  first; with neither, the suite's order.  No long case starts last.\n";
 
 void worker_args_init(worker_args *a) {
   a->mode = WORKER_MODE_AUTO;
