@@ -5,12 +5,15 @@
 ** suite order; another suite's run, a run still running and the run itself
 ** do not count.  With no run before, the suite's times file orders them
 ** (harness/case_times.h); a malformed one is named with its line, and
-** what `bitgate db times` writes reads back.
+** what `bitgate db times` writes reads back.  The committed times files
+** parse and name only cases of their suites (a stale id means the suite
+** changed: regenerate the file with `bitgate db times`).
 */
 #include "cases/case_spec.h"
 #include "harness/case_order.h"
 #include "harness/case_times.h"
 #include "harness/store.h"
+#include "harness/suite.h"
 
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -200,4 +203,48 @@ Test(case_order, written_times_read_back_heaviest_first) {
                    "heaviest first, ties by id, one decimal");
   cr_expect_eq(case_times_read(times_path, append_time, seen, err, sizeof err), 0, "%s", err);
   cr_expect_str_eq(seen, "is.valid.a=90;is.valid.b=2.5;is.valid.d=2.5;is.valid.c=0;");
+}
+
+/* The ids of a suite, sorted, and how many of them a times file names. */
+typedef struct suite_ids {
+  char (*id)[CASE_ID_MAX];
+  int n, named, stale;
+  char first_stale[CASE_ID_MAX];
+} suite_ids;
+
+static int by_id_text(const void *a, const void *b) { return strcmp(a, b); }
+
+static void check_time(void *ctx, const char *case_id, double ms) {
+  suite_ids *ids = ctx;
+  (void)ms;
+  if (bsearch(case_id, ids->id, (size_t)ids->n, sizeof *ids->id, by_id_text)) {
+    ids->named++;
+  } else if (!ids->stale++) {
+    snprintf(ids->first_stale, sizeof ids->first_stale, "%s", case_id);
+  }
+}
+
+Test(case_order, committed_times_files_name_only_their_suites_cases) {
+  static const char *const suites[] = {"gate", "nightly"};
+  char corpus[512], tpath[600], err[512];
+  size_t k;
+  snprintf(corpus, sizeof corpus, "%s/corpus", getenv("BITGATE_SOURCE_DIR"));
+  for (k = 0; k < sizeof suites / sizeof suites[0]; k++) {
+    suite s;
+    suite_ids ids = {0};
+    int i;
+    cr_assert_eq(suite_load(corpus, suites[k], &s, err, sizeof err), 0, "%s", err);
+    ids.id = calloc((size_t)s.count, sizeof *ids.id);
+    cr_assert_not_null(ids.id);
+    for (i = 0; i < s.count; i++) cr_assert_eq(case_id_from_spec(s.specs[i], ids.id[i], CASE_ID_MAX), 0);
+    qsort(ids.id, (size_t)s.count, sizeof *ids.id, by_id_text);
+    ids.n = s.count;
+    case_times_path(corpus, suites[k], tpath, sizeof tpath);
+    cr_expect_eq(case_times_read(tpath, check_time, &ids, err, sizeof err), 0, "%s: %s", tpath, err);
+    cr_expect_eq(ids.stale, 0, "%s names %d cases its suite does not hold (first %s): regenerate it", tpath,
+                 ids.stale, ids.first_stale);
+    cr_expect_gt(ids.named, 0, "%s names no case", tpath);
+    free(ids.id);
+    suite_free(&s);
+  }
 }
