@@ -21,7 +21,7 @@ static int parse_line(char *line, char **id, double *ms) {
   if (n == 0 || n >= CASE_ID_MAX) return -1;
   *id = p;
   p += n;
-  if (!strchr(" \t", *p)) return -1; /* the id ends the line: no time */
+  if (*p != ' ' && *p != '\t') return -1; /* the id ends the line (or the file): no time */
   *p++ = '\0';
   errno = 0;
   *ms = strtod(p, &end);

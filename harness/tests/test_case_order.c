@@ -157,6 +157,7 @@ Test(case_order, a_malformed_times_file_is_named_with_its_line) {
       {"is.valid.12345678\n", "no time"},        {"is.valid.12345678 -1\n", "a negative time"},
       {"is.valid.12345678 12 ms\n", "trailing words"}, {"is.valid.12345678 nan\n", "not a number"},
       {"is.valid.12345678 inf\n", "infinite"},   {"is.valid.12345678 0x\n", "half a number"},
+      {"is.valid.12345678", "no time, and no newline at the end of the file"},
   };
   static const double ran[N_SPECS] = {1, 2, 3, 4, 5};
   store *s = NULL;
