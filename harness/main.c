@@ -19,7 +19,7 @@ static const struct command {
     {"run", cmd_run, "run a suite: oracle against device, every lane, results into SQLite"},
     {"nightly", cmd_nightly, "run a suite and hold every stage payload to the golden store; write a report"},
     {"report", cmd_report, "render a run of the results database: html, junit, md or json"},
-    {"db", cmd_db, "merge result databases, e.g. the shards of a run split with --shard K/N"},
+    {"db", cmd_db, "merge result databases (e.g. --shard K/N's); print a run's case times"},
     {"list", cmd_list, "list the case ids of a suite"},
     {"show", cmd_show, "print a case's spec and where it comes from"},
     {"repro", cmd_repro, "rerun one case by id; print 'identical' or the first mismatch"},
