@@ -54,7 +54,7 @@ int case_order_heaviest_first(store *db, const char *suite, long long run_id, co
                               size_t err_len) {
   timed_cases t = {NULL, count};
   int i, rc = 0, have_file = 0;
-  from->run = 0;
+  from->run = from->file_cases = 0;
   from->file[0] = '\0';
   for (i = 0; i < count; i++) ordered[i] = specs[i];
   if (count < 2 || !(t.v = calloc((size_t)count, sizeof *t.v))) return 0; /* no memory: the suite's order */
@@ -71,9 +71,10 @@ int case_order_heaviest_first(store *db, const char *suite, long long run_id, co
     rc = -2;
   }
   if (!rc && store_case_times(db, suite, run_id, &from->run, note_run_time, &t) != 0) rc = -1;
-  if (!rc && !from->run && have_file) {
-    for (i = 0; i < count; i++) t.v[i].ms = t.v[i].ms_file;
-    snprintf(from->file, sizeof from->file, "%s", times_path);
+  if (!rc && have_file) { /* the file's figure for each case the run before did not time, or all with no run */
+    for (i = 0; i < count; i++)
+      if (t.v[i].ms < 0 && t.v[i].ms_file >= 0) t.v[i].ms = t.v[i].ms_file, from->file_cases++;
+    if (from->file_cases) snprintf(from->file, sizeof from->file, "%s", times_path);
   }
   if (!rc && (from->run || from->file[0])) {
     qsort(t.v, (size_t)count, sizeof *t.v, by_weight);

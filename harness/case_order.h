@@ -17,19 +17,21 @@
 
 #include <stddef.h>
 
-/* What ordered the cases: a run of the database, else a times file, else nothing (the suite's order). */
+/* What ordered the cases: a run of the database, a times file, both, or nothing (the suite's order). */
 typedef struct case_order_source {
   long long run;   /* 0: none */
   char file[4096]; /* "": none */
+  int file_cases;  /* the cases whose weight the file gave */
 } case_order_source;
 
 /*
 ** Fills ordered[0..count) with specs' entries, heaviest first, ties in suite
 ** order, the cases the weights do not name (new ones) before all others.
-** The weights: the case times of the latest ended run of suite before
-** run_id in db; with no such run, those of times_path (NULL or a missing
-** file: none); with neither, the suite's order.  times_path is read in
-** either case, so a malformed file is reported even where a run orders.
+** A case's weight: its time in the latest ended run of suite before run_id
+** in db, else (a case that run did not take, e.g. after a --filter run, or
+** no such run) its time in times_path (NULL or a missing file: none); with
+** neither for any case, the suite's order.  times_path is read in either
+** case, so a malformed file is reported even where a run orders.
 ** 0; -1 the store failed (its message); -2 times_path is malformed or
 ** unreadable (err names the file and line).
 */

@@ -236,8 +236,13 @@ static void print_summary(const suite_run_state *st, const suite_run_args *a, do
     }
   if (!st->ses.have_device) printf("  device lanes not run: %s\n", st->ses.device_reason);
   if (st->use_workers) worker_pool_print(stdout, &st->pool);
-  if (st->order.run) printf("  order: heaviest case first, by the case times of run %lld\n", st->order.run);
-  else if (st->order.file[0]) printf("  order: heaviest case first, by the case times in %s\n", st->order.file);
+  if (st->order.run && st->order.file[0])
+    printf("  order: heaviest case first, by the case times of run %lld and, for %d cases it did not take, %s\n",
+           st->order.run, st->order.file_cases, st->order.file);
+  else if (st->order.run)
+    printf("  order: heaviest case first, by the case times of run %lld\n", st->order.run);
+  else if (st->order.file[0])
+    printf("  order: heaviest case first, by the case times in %s\n", st->order.file);
 }
 
 /* Runs the loaded suite s; returns the exit code. */

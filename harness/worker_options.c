@@ -26,10 +26,11 @@ const char worker_options_help[] =
     "  --timeout SECONDS   a case running longer is killed and recorded as\n"
     "                 'timeout' (workers only; default 600, 0: no limit)\n"
     "  Workers take the cases heaviest first by the case times of the same\n"
-    "  suite's latest ended run in --db, or, where --db holds none (a fresh\n"
-    "  database), by the suite's committed times file, corpus/NAME.times\n"
-    "  (`bitgate db times` writes one; a malformed one is exit 3); new cases\n"
-    "  first; with neither, the suite's order.  No long case starts last.\n";
+    "  suite's latest ended run in --db, and, for the cases it did not take\n"
+    "  (all in a fresh database), by the suite's committed times file,\n"
+    "  corpus/NAME.times (`bitgate db times` writes one; a malformed one is\n"
+    "  exit 3); cases neither times first; with neither, the suite's order.\n"
+    "  No long case starts last.\n";
 
 void worker_args_init(worker_args *a) {
   a->mode = WORKER_MODE_AUTO;

@@ -4,8 +4,9 @@
 ** first by the latest ended run of the same suite, new cases first, ties in
 ** suite order; another suite's run, a run still running and the run itself
 ** do not count.  With no run before, the suite's times file orders them
-** (harness/case_times.h); a malformed one is named with its line, and
-** what `bitgate db times` writes reads back.  The committed times files
+** (harness/case_times.h), and it weighs the cases a run before did not
+** take; a malformed one is named with its line, and what `bitgate db
+** times` writes reads back.  The committed times files
 ** parse and name only cases of their suites (a stale id means the suite
 ** changed: regenerate the file with `bitgate db times`).
 */
@@ -147,6 +148,24 @@ Test(case_order, a_times_file_orders_a_database_without_a_run_before) {
   unlink(times_path);
   cr_expect_str_eq(order_by(s, "nightly", 99, times_path, &src), "0 1 2 3 4", "no file, no run: the suite's order");
   cr_expect(src.run == 0 && src.file[0] == '\0');
+  store_close(s);
+}
+
+Test(case_order, the_file_weighs_the_cases_a_run_before_did_not_take) {
+  static const double filtered[N_SPECS] = {5, -1, 1, -1, -1}; /* e.g. a --filter run: 1, 3 and 4 untimed */
+  char text[1024], err[256];
+  store *s = NULL;
+  case_order_source src;
+  long long r1;
+  snprintf(text, sizeof text, "%s%s%s", times_line(1, "100"), times_line(3, "2"), times_line(0, "999"));
+  write_times(text);
+  cr_assert_eq(store_open(path, &s, err, sizeof err), 0, "%s", err);
+  r1 = run_with_times(s, "gate", filtered, "passed");
+  cr_expect_str_eq(order_by(s, "gate", r1 + 1, times_path, &src), "4 1 0 3 2",
+                   "4 known to neither first; then 100 (file), 5 (run, not the file's 999), 2 (file), 1 (run)");
+  cr_expect_eq(src.run, r1);
+  cr_expect_str_eq(src.file, times_path);
+  cr_expect_eq(src.file_cases, 2, "cases 1 and 3 took the file's weight");
   store_close(s);
 }
 
