@@ -1,7 +1,7 @@
 /*
 ** case_times.h: a suite's committed case times, <corpus>/<suite>.times,
-** the order a run's workers take cases in when its database holds no run of
-** the suite before (case_order.h).  A fresh database is the common case in
+** the order a run's workers take the cases in that its database has not
+** timed (case_order.h): all of them in a fresh one.  A fresh database is the common case in
 ** CI, and there the suite's own order leaves the heavy cases last (the
 ** gate's csa4.state cases sit at 83% of it: 37-104 s on an H200 against
 ** 25 s heaviest first; docs/SPEED.md, twentieth round).

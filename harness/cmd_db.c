@@ -38,9 +38,9 @@ static const char db_help[] =
     "`db times` prints the case times of a run (default: the latest ended run\n"
     "of suite NAME, default gate, in PATH, default ./bitgate.db) as a times file:\n"
     "a case a line, heaviest first, its rows' oracle and device milliseconds\n"
-    "summed.  Saved as corpus/NAME.times, it orders the cases of a run with\n"
-    "workers heaviest first where the database holds no run of the suite before\n"
-    "(a fresh one, as in CI), e.g. after a suite change:\n"
+    "summed.  Saved as corpus/NAME.times, it orders a run's cases heaviest\n"
+    "first where the run's database has not timed them (a fresh one, as in CI),\n"
+    "e.g. after a suite change:\n"
     "  bitgate run --suite gate --variant both --jobs 16 --db t.db\n"
     "  bitgate db times --suite gate --db t.db > corpus/gate.times\n\n" EXIT_CODES_HELP;
 
@@ -159,7 +159,7 @@ static void times_header(store *db, const char *path, const char *suite, long lo
   const int known = store_run_read(db, run_id, &rec) == 0;
   snprintf(buf, len,
            "Case times of suite %s (harness/case_times.h): the order `bitgate run` hands\n"
-           "cases to its workers in where its database holds no run of the suite before.\n"
+           "cases to its workers in where its database has not timed them.\n"
            "Milliseconds, a case's rows' oracle and device times summed, from run %lld of %s\n"
            "(%s): %s\n"
            "device: %s; host: %s; git %s.  Written by `bitgate db times`.",
