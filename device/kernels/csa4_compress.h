@@ -22,10 +22,10 @@
 ** upper slot, the rotation moves upper to lower and empties upper, and the
 ** candidate the pool reads is lower (j < 4) or upper (j >= 4), the
 ** oracle's overlapped window.  The pooled dims go into rank 0's shared
-** memory with their squares; after a block (or cluster) barrier rank 0
-** finishes the record: the RMS chain over the squares in one thread
-** (csa4_square_sum, d ascending), then the norm, RoPE and the quantizer
-** blocks a warp each.  The warp after the pool threads computes the 32
+** memory with their squares; after the pool warps' (or the cluster's)
+** barrier rank 0 finishes the record: the RMS chain over the squares in
+** one thread (csa4_square_sum, d ascending), then the norm, RoPE and the
+** quantizer blocks a warp each.  The warp after the pool threads computes the 32
 ** RoPE angles while the record pools.
 **
 ** Why two shapes: the main stream's 512 dims take a cluster of 8 blocks, a
@@ -39,6 +39,30 @@
 
 static_assert(CSA4_DIM_K <= CSA4_MAIN_THREADS && CSA4_INDEX_DIM_K <= CSA4_INDEX_THREADS,
               "a thread a norm weight");
+
+/*
+** The one-block form's named barriers (0 is __syncthreads'), so that the
+** pool's barrier does not wait on the RoPE angles, which warp 0 needs only
+** for the transform, after the RMS chain: the pool warps meet on POOLED;
+** the angle warp arrives on ANGLES once it has stored the angles, and warp
+** 0 waits on it just before the transform.  From the second emission on,
+** warp 0 arrives on ANGLES_READ as it enters the emission (it has left the
+** last transform) and the angle warp waits on it before storing, so the
+** angle warp neither overwrites angles warp 0 still reads nor arrives on
+** ANGLES twice in one phase.  (The angles used to meet the pool at one
+** block barrier, which they reached about 300 cycles after the pool's last
+** warp; apart, the index compressor's line went from 5.8-5.9 to 5.6 us on
+** an H200: docs/SPEED.md, seventeenth and twenty-first rounds.)
+*/
+enum { CSA4_BAR_POOLED = 1, CSA4_BAR_ANGLES = 2, CSA4_BAR_ANGLES_READ = 3 };
+
+static __device__ __forceinline__ void csa4_bar_sync(int id, int threads) {
+  asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+
+static __device__ __forceinline__ void csa4_bar_arrive(int id, int threads) {
+  asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
 
 /* One carry cell (slot, column): the kv's bits and the score. */
 typedef struct csa4_cell {
@@ -236,7 +260,11 @@ static __device__ void csa4_main_finish(float *pool, const float *norm, const fl
   nx_csa_fp8_record_tail(pool, dst, lane + 32);
 }
 
-/* Index: warp 0 alone, every lane running the RMS chain itself (no barrier), then the transform. */
+/*
+** Index: warp 0 alone, every lane running the RMS chain itself, then the
+** transform once the angle warp has handed over the angles (one block, the
+** named barriers above).
+*/
 static __device__ void csa4_index_finish(float *pool, const float *norm, const float2 *angle, float *scratch,
                                          nx_u8 *dst) {
   const int lane = threadIdx.x % 32;
@@ -246,6 +274,7 @@ static __device__ void csa4_index_finish(float *pool, const float *norm, const f
   if (threadIdx.x >= 32) return;
   inv_rms = nx_csa_inv_rms(csa4_square_sum<CSA4_INDEX_DIM_K>(pool + CSA4_INDEX_DIM_K), CSA4_INDEX_DIM_K);
   for (i = 0; i < 4; i++) x[i] = nx_csa_norm_value(pool[4 * lane + i], inv_rms, norm[4 * lane + i]);
+  csa4_bar_sync(CSA4_BAR_ANGLES, 64);
   csa4_index_transform(x, angle, dst);
 }
 
@@ -275,7 +304,9 @@ static __device__ __forceinline__ csa4_token csa4_token_load(const csa4_stream &
 ** warp fills angle[e % 2], one barrier, rank 0 finishes.  The parity
 ** buffers make that one barrier enough: a rank writes pool[e % 2] again at
 ** e + 2, after passing barrier e + 1, which rank 0 reaches only once it has
-** finished e.  A candidate's token loads run four tokens ahead.
+** finished e.  In the one-block form that barrier is the pool warps' alone
+** and the angles travel by their own pair (CSA4_BAR_ANGLES above).  A
+** candidate's token loads run four tokens ahead.
 */
 template <int DIM, int CLUSTER, int CANDS, void (*Finish)(float *, const float *, const float2 *, float *, nx_u8 *)>
 static __device__ __forceinline__ void csa4_compress(const csa4_shape &p, const csa4_stream &st,
@@ -350,14 +381,18 @@ static __device__ __forceinline__ void csa4_compress(const csa4_shape &p, const 
 #pragma unroll
         for (i = 0; i < CANDS; i++) lo[i] = hi[i], hi[i] = empty;
       } else if (rank == 0) {
-        angle[e % 2][lane] = csa_rope_angle(freq, pos - 3);
+        const float2 a = csa_rope_angle(freq, pos - 3);
+        if (CLUSTER == 1 && e > 0) csa4_bar_sync(CSA4_BAR_ANGLES_READ, 64);
+        angle[e % 2][lane] = a;
+        if (CLUSTER == 1) csa4_bar_arrive(CSA4_BAR_ANGLES, 64);
       }
       if (e == 0 && rank == 0 && tid < DIM) norm[tid] = norm_w; /* here: no wait for it before the pool */
       if (CLUSTER > 1) {
         __cluster_barrier_arrive();
         __cluster_barrier_wait();
-      } else {
-        __syncthreads();
+      } else if (pooler) { /* the angle warp goes on to the next emission's angles */
+        if (tid < 32 && e > 0) csa4_bar_arrive(CSA4_BAR_ANGLES_READ, 64);
+        csa4_bar_sync(CSA4_BAR_POOLED, POOL_THREADS);
       }
       if (rank == 0)
         Finish(pool[e % 2], norm, angle[e % 2], &scratch,
