@@ -14,9 +14,10 @@
 #include <string.h>
 
 #define COMPRESSOR_WHY                                                                                  \
-  "one record's latency chain: the carry loads (about 0.8 us), the pool's exps, the ordered RMS chain "  \
-  "(about 0.25 us) and the FP4 transform (about 0.6 us); the RoPE angles are off the path "             \
-  "(docs/SPEED.md, seventeenth and eighteenth rounds)"
+  "one record's latency chain, about 6,300 cycles from the kernel's first instruction (index stream): "  \
+  "the step's inputs back after about 2,250 (the first load alone about 1,500), the pool about 1,600, "  \
+  "the ordered RMS chain about 830 and the FP4 transform about 1,000; the RoPE angles are off the path " \
+  "(docs/SPEED.md, seventeenth, eighteenth and twenty-first rounds)"
 #define ATTENTION_WHY                                                                                   \
   "four dependent passes, chained: the graph's first launch (about 2.8 us), three waits of about 0.8 "  \
   "us on the pass before, and the scores, softmax and values passes' compute (about 6.7, 4.4 and 7.4 " \
