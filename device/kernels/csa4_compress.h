@@ -25,8 +25,8 @@
 ** memory with their squares; after the pool warps' (or the cluster's)
 ** barrier rank 0 finishes the record: the RMS chain over the squares in
 ** one thread (csa4_square_sum, d ascending), then the norm, RoPE and the
-** quantizer blocks a warp each.  The warp after the pool threads computes the 32
-** RoPE angles while the record pools.
+** quantizer blocks a warp each.  The warp after the pool threads computes
+** the 32 RoPE angles while the record pools.
 **
 ** Why two shapes: the main stream's 512 dims take a cluster of 8 blocks, a
 ** thread a candidate (one exp a thread).  The index stream's 128 dims fit
