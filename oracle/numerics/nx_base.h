@@ -17,6 +17,7 @@
 #if defined(__CUDACC_RTC__) || defined(__CUDACC__)
 #  define NX_CUDA 1
 #  define NX_FN static __device__ __forceinline__
+#  define NX_COLD static __device__ __noinline__
 #  define NX_TABLE static __device__ const
 #else
 #  include <string.h>
@@ -27,6 +28,7 @@
 #    error "the frozen numerics need __FLT_EVAL_METHOD__ == 0"
 #  endif
 #  define NX_FN static inline
+#  define NX_COLD static inline
 #  define NX_TABLE static const
 #endif
 

@@ -110,13 +110,19 @@ NX_FN nx_dd nx_dd_horner(const double *c, int n, nx_dd z) {
 ** that interval rounds to the same binary32, that float is the correctly
 ** rounded v: store it and return 1.  Otherwise return 0 and let the caller
 ** take its double-double path.  Rounding is monotone, so the two ends decide.
+** nx_round_within takes the slack |y| * rel_err itself: a caller whose y is
+** positive (exp's) keeps the absolute value's select off its path.  It
+** stores the interval's low end either way, so that a caller can select
+** instead of branch.
 */
-NX_FN int nx_round_if_certain(double y, double rel_err, float *out) {
-  double slack = (y < 0 ? -y : y) * rel_err;
+NX_FN int nx_round_within(double y, double slack, float *out) {
   float lo = (float)(y - slack), hi = (float)(y + slack);
-  if (nx_f32_bits(lo) != nx_f32_bits(hi)) return 0;
   *out = lo;
-  return 1;
+  return nx_f32_bits(lo) == nx_f32_bits(hi);
+}
+
+NX_FN int nx_round_if_certain(double y, double rel_err, float *out) {
+  return nx_round_within(y, (y < 0 ? -y : y) * rel_err, out);
 }
 
 /* A binary32 magnitude's neighbour as a double; one past FLT_MAX is 2^128. */

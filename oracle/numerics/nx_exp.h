@@ -15,15 +15,19 @@
 ** trick; a tie may go either way, |r| <= ln2/16 + 2^-60 still); r = (x -
 ** k*L1) - k*L2 with L1 + L2 = ln2/8 and L1 of 40 bits, so k*L1 is exact and
 ** x - k*L1 is exact by Sterbenz (k*L1 lies within a factor 2 of x whenever
-** k != 0); exp(r) by Horner to r^7/7! (truncation below 2^-51.5); 2^(j/8),
-** j = k mod 8, as a product of up to three rounded constants; the exact
-** scaling by 2^((k - j)/8).  Relative error: about 8 roundings of 2^-53 plus
-** the truncation, below 2^-49.5.  nx_round_if_certain accepts it when the
-** whole 2^-46 interval around it rounds to one float; only inputs within about
-** 2^-22 ulp of a midpoint take the double-double path.  This path replaced
-** one with the double-double reduction and a degree-13 Horner sum (2026-12-03,
-** for the kernels' latency); it returns the same bits on all 2^32 inputs
-** (oracle/numerics/NUMERICS.md), as any correctly rounded path must.
+** k != 0); exp(r) to r^7/7! (truncation below 2^-51.5) by Estrin's scheme,
+** (c0 + c1 r + (c2 + c3 r) r^2) + (c4 + c5 r + (c6 + c7 r) r^2) r^4, six
+** dependent operations where Horner's takes fourteen; 2^(j/8), j = k mod 8,
+** as a product of up to three rounded constants, scaled exactly by
+** 2^((k - j)/8) and applied in one product.  Relative error: about 10
+** roundings of 2^-53 plus the truncation, below 2^-49.  nx_round_within
+** accepts it when the whole 2^-46 interval around it rounds to one float;
+** only inputs within about 2^-22 ulp of a midpoint take the double-double
+** path.  This path replaced one with the double-double reduction and a
+** degree-13 Horner sum (2026-12-03, for the kernels' latency), and its
+** Horner sum gave way to Estrin's (2026-12-04, the same reason); each
+** returns the same bits on all 2^32 inputs (oracle/numerics/NUMERICS.md),
+** as any correctly rounded path must.
 **
 ** Special cases: NaN returns its input bits; +inf -> +inf; -inf -> +0;
 ** x > 89 -> +inf (exp(89) > FLT_MAX); x < -104 -> +0 (exp(-104) is below half
@@ -71,6 +75,9 @@ NX_TABLE double nx_inv_factorial[28 * 2] = {
     0x1.88e85fc6a4e5ap-89, -0x1.71c37ebd1654p-143,
     0x1.d1ab1c2dccea3p-94, 0x1.054d0c78aea14p-149,
 };
+
+/* 1/n! rounded to a double. */
+NX_FN double nx_inv_fact(int n) { return nx_inv_factorial[2 * n]; }
 
 /* ln2 = NX_LN2_1 + NX_LN2_2 + NX_LN2_3 (the first two with 44 bits). */
 #define NX_LN2_1 0x1.62e42fefa3ap-1
@@ -120,29 +127,44 @@ NX_FN double nx_exp_fast(nx_dd t) {
 #define NX_EXP2_2_8 0x1.306fe0a31b715p+0
 #define NX_EXP2_4_8 0x1.6a09e667f3bcdp+0
 
-/* exp(x) in plain double for a float x in [-104, 89]: relative error below 2^-49.5 (see the top). */
+/* exp(x) in plain double for a float x in [-104, 89]: relative error below 2^-49 (see the top). */
 NX_FN double nx_exp_float(float x) {
   const double xd = (double)x, s = xd * NX_8_INV_LN2 + NX_ROUND_MAGIC;
   const double kd = s - NX_ROUND_MAGIC;
   const int k = (int)(nx_u32)nx_f64_bits(s); /* s's low mantissa bits hold k in two's complement */
   const int j = k & 7;
   const double r = (xd - kd * NX_LN2_8_1) - kd * NX_LN2_8_2;
-  double p = nx_inv_factorial[2 * 7], pow2_j;
-  int n;
-  for (n = 6; n >= 0; n--) p = p * r + nx_inv_factorial[2 * n];
-  /* independent of the Horner chain, so it costs no latency */
-  pow2_j = ((j & 1) ? NX_EXP2_1_8 : 1.0) * ((j & 2) ? NX_EXP2_2_8 : 1.0);
-  pow2_j = pow2_j * ((j & 4) ? NX_EXP2_4_8 : 1.0);
-  return p * pow2_j * nx_f64_pow2((k - j) / 8);
+  const double r2 = r * r, r4 = r2 * r2;
+  const double c01 = nx_inv_fact(0) + nx_inv_fact(1) * r, c23 = nx_inv_fact(2) + nx_inv_fact(3) * r;
+  const double c45 = nx_inv_fact(4) + nx_inv_fact(5) * r, c67 = nx_inv_fact(6) + nx_inv_fact(7) * r;
+  const double p = (c01 + c23 * r2) + (c45 + c67 * r2) * r4;
+  /* independent of the polynomial, so it costs no latency; times 2^((k - j)/8) it stays exact */
+  double scale = ((j & 1) ? NX_EXP2_1_8 : 1.0) * ((j & 2) ? NX_EXP2_2_8 : 1.0);
+  scale = scale * ((j & 4) ? NX_EXP2_4_8 : 1.0);
+  return p * (scale * nx_f64_pow2((k - j) / 8));
 }
 
+/*
+** The double-double path, out of line in kernels: it runs for 186 of the
+** 2^32 inputs, and inlined it put about 400 instructions into every exp's
+** call site (the csa4 index compressor's PTX: 3,630 lines inlined, 2,584
+** out of line; the csa4 decode step 85.5 -> 84.6 us on an H200:
+** docs/SPEED.md, twenty-second round).
+*/
+NX_COLD float nx_expf_hard(float x) { return nx_dd_to_f32(nx_exp_dd(nx_dd_make((double)x, 0.0))); }
+
+/*
+** The fast path runs on x clamped into its domain and the special cases are
+** selected after it, so that a kernel's exp takes one branch, the rare one
+** to the double-double path (each branch cost an H200 warp about 30
+** cycles; docs/SPEED.md, twenty-second round).
+*/
 NX_FN float nx_expf(float x) {
+  const int inside = x >= -104.0f && x <= 89.0f; /* not for a NaN */
+  const double y = nx_exp_float(inside ? x : 0.0f); /* positive */
   float r;
-  if (nx_f32_is_nan(x)) return x;
-  if (x > 89.0f) return nx_f32_from_bits(0x7f800000u);
-  if (x < -104.0f) return 0.0f;
-  if (nx_round_if_certain(nx_exp_float(x), 0x1p-46, &r)) return r;
-  return nx_dd_to_f32(nx_exp_dd(nx_dd_make((double)x, 0.0)));
+  if (!nx_round_within(y, y * 0x1p-46, &r) && inside) r = nx_expf_hard(x);
+  return nx_f32_is_nan(x) ? x : x > 89.0f ? nx_f32_from_bits(0x7f800000u) : x < -104.0f ? 0.0f : r;
 }
 
 #endif /* NX_EXP_H */

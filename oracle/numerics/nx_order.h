@@ -28,13 +28,15 @@ NX_FN int nx_f32_total_cmp(float a, float b) {
   return (ka > kb) - (ka < kb);
 }
 
+/*
+** Written as selects, not early returns: a kernel's max then runs no
+** branch (each cost an H200 warp about 30 cycles; docs/SPEED.md,
+** twenty-second round).  Equal values: identical bits, or +0 and -0, where
+** the AND clears the sign.
+*/
 NX_FN float nx_maxf(float a, float b) {
-  if (nx_f32_is_nan(a)) return b;
-  if (nx_f32_is_nan(b)) return a;
-  if (a > b) return a;
-  if (b > a) return b;
-  /* equal: identical bits, or +0 and -0 where the AND clears the sign */
-  return nx_f32_from_bits(nx_f32_bits(a) & nx_f32_bits(b));
+  const float larger = a > b ? a : b > a ? b : nx_f32_from_bits(nx_f32_bits(a) & nx_f32_bits(b));
+  return nx_f32_is_nan(a) ? b : nx_f32_is_nan(b) ? a : larger;
 }
 
 #endif /* NX_ORDER_H */
