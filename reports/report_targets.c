@@ -14,10 +14,11 @@
 #include <string.h>
 
 #define COMPRESSOR_WHY                                                                                  \
-  "one record's latency chain, about 6,300 cycles from the kernel's first instruction (index stream): "  \
-  "the step's inputs back after about 2,250 (the first load alone about 1,500), the pool about 1,600, "  \
-  "the ordered RMS chain about 830 and the FP4 transform about 1,000; the RoPE angles are off the path " \
-  "(docs/SPEED.md, seventeenth, eighteenth and twenty-first rounds)"
+  "one record's latency chain (index stream, decode step, about 6,000 cycles stamped): its loads "      \
+  "issued about 1,200 cycles after the kernel starts, the pool about 1,600, the ordered RMS chain "     \
+  "about 870 and the FP4 transform about 1,000, on top of a graph launch whose empty kernel reads 2.5 " \
+  "us; the reference shares the numerics, so faster exps cut its time too (docs/SPEED.md, "             \
+  "seventeenth, twenty-first and twenty-second rounds)"
 #define ATTENTION_WHY                                                                                   \
   "four dependent passes, chained: the graph's first launch (about 2.8 us), three waits of about 0.8 "  \
   "us on the pass before, and the scores, softmax and values passes' compute (about 6.7, 4.4 and 7.4 " \
