@@ -125,9 +125,10 @@ extern "C" __global__ void __launch_bounds__(CSA4_STATE_THREADS)
                       p.index_present_capacity, CSA4_INDEX_RECORD_K, &c, first, step);
 }
 
-/* ---- compression (both streams): csa4_compress.h --------------------------------- */
+/* ---- compression (both streams): csa4_compress.h, csa4_compress_steps.h ------ */
 
 #include "csa4_compress.h"
+#include "csa4_compress_steps.h"
 
 /*
 ** The main stream: kv and gate [B, S, 1024], ape [4, 1024], norm [512];
