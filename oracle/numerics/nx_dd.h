@@ -110,8 +110,8 @@ NX_FN nx_dd nx_dd_horner(const double *c, int n, nx_dd z) {
 ** that interval rounds to the same binary32, that float is the correctly
 ** rounded v: store it and return 1.  Otherwise return 0 and let the caller
 ** take its double-double path.  Rounding is monotone, so the two ends decide.
-** nx_round_within takes the slack |y| * rel_err itself: a caller whose y is
-** positive (exp's) keeps the absolute value's select off its path.  It
+** nx_round_within is given the slack |y| * rel_err instead: a caller whose
+** y is positive (exp's) keeps the absolute value's select off its path.  It
 ** stores the interval's low end either way, so that a caller can select
 ** instead of branch.
 */
