@@ -29,14 +29,29 @@ NX_FN int nx_f32_total_cmp(float a, float b) {
 }
 
 /*
-** Written as selects, not early returns: a kernel's max then runs no
-** branch (each cost an H200 warp about 30 cycles; docs/SPEED.md,
-** twenty-second round).  Equal values: identical bits, or +0 and -0, where
-** the AND clears the sign.
+** Equal values: identical bits, or +0 and -0, where the AND clears the
+** sign.  Kernels take the max as selects (nx_maxf_selects): a branch costs
+** an H200 warp about 30 cycles (docs/SPEED.md, twenty-second round).  The
+** host keeps the early returns, which its branch predictor makes cheap:
+** with both nx_maxf and nx_expf as selects, the oracle's IndexShare B = 1
+** step took 14-20% longer on one thread here, and with this one as returns
+** it did not (the same round).  test_numerics holds the two forms equal.
 */
-NX_FN float nx_maxf(float a, float b) {
+NX_FN float nx_maxf_selects(float a, float b) {
   const float larger = a > b ? a : b > a ? b : nx_f32_from_bits(nx_f32_bits(a) & nx_f32_bits(b));
   return nx_f32_is_nan(a) ? b : nx_f32_is_nan(b) ? a : larger;
+}
+
+NX_FN float nx_maxf(float a, float b) {
+#ifdef NX_CUDA
+  return nx_maxf_selects(a, b);
+#else
+  if (nx_f32_is_nan(a)) return b;
+  if (nx_f32_is_nan(b)) return a;
+  if (a > b) return a;
+  if (b > a) return b;
+  return nx_f32_from_bits(nx_f32_bits(a) & nx_f32_bits(b));
+#endif
 }
 
 #endif /* NX_ORDER_H */
