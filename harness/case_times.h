@@ -1,10 +1,10 @@
 /*
 ** case_times.h: a suite's committed case times, <corpus>/<suite>.times,
 ** the order a run's workers take the cases in that its database has not
-** timed (case_order.h): all of them in a fresh one.  A fresh database is the common case in
-** CI, and there the suite's own order leaves the heavy cases last (the
-** gate's csa4.state cases sit at 83% of it: 37-104 s on an H200 against
-** 25 s heaviest first; docs/SPEED.md, twentieth round).
+** timed (case_order.h): all of them in a fresh one.  A fresh database is
+** the common case in CI, and there the suite's own order leaves the heavy
+** cases last (the gate's csa4.state cases sit at 83% of it: 37-104 s on an
+** H200 against 25 s heaviest first; docs/SPEED.md, twentieth round).
 **
 ** The file is text: '#' comment lines and blank lines, then one case a
 ** line, "<case id> <milliseconds>", the milliseconds its rows' oracle and

@@ -9,6 +9,12 @@
 #ifndef CSA4_COMPRESS_STEPS_H
 #define CSA4_COMPRESS_STEPS_H
 
+/*
+** A record's finish (csa4_main_finish, csa4_index_finish): the pooled
+** record, the norm weights, the angles, a shared float, the destination.
+*/
+typedef void (*csa4_finish_fn)(float *, const float *, const float2 *, float *, nx_u8 *);
+
 /* A compressor block's shared memory (rank 0's is the one the finish reads), by emission parity. */
 template <int DIM>
 struct csa4_smem {
@@ -33,7 +39,7 @@ typedef struct csa4_place {
 ** that barrier is the pool warps' alone and the angles travel by their own
 ** pair (CSA4_BAR_ANGLES, csa4_compress.h).
 */
-template <int DIM, int CLUSTER, int CANDS, void (*Finish)(float *, const float *, const float2 *, float *, nx_u8 *)>
+template <int DIM, int CLUSTER, int CANDS, csa4_finish_fn Finish>
 static __device__ __forceinline__ void csa4_emit(csa4_smem<DIM> &sm, const csa4_place &t, const csa4_cell *cand,
                                                  long long pos, long long e, nx_u8 *dst) {
   constexpr int G = CSA4_SLOTS_K / CANDS, POOL_THREADS = DIM / CLUSTER * G;
@@ -72,7 +78,7 @@ static __device__ __forceinline__ nx_u8 *csa4_record_at(const csa4_stream &st, l
 ** record (pos + 1) / 4 - 1 (csa4_emit) and the carry rotates.  A
 ** candidate's token loads run four tokens ahead.
 */
-template <int DIM, int CLUSTER, int CANDS, void (*Finish)(float *, const float *, const float2 *, float *, nx_u8 *)>
+template <int DIM, int CLUSTER, int CANDS, csa4_finish_fn Finish>
 static __device__ __forceinline__ void csa4_walk(const csa4_shape &p, const csa4_stream &st, const long long *total_ptr,
                                                  csa4_smem<DIM> &sm, const csa4_place &t, const int *x,
                                                  const float *ape, long long first, long long clusters) {
@@ -148,7 +154,7 @@ static __device__ __forceinline__ void csa4_walk(const csa4_shape &p, const csa4
 ** bookkeeping for S tokens cost as much again before the pool could start:
 ** docs/SPEED.md, twenty-second round.)
 */
-template <int DIM, int CANDS, void (*Finish)(float *, const float *, const float2 *, float *, nx_u8 *)>
+template <int DIM, int CANDS, csa4_finish_fn Finish>
 static __device__ __forceinline__ void csa4_decode(const csa4_shape &p, const csa4_stream &st,
                                                    const long long *total_ptr, csa4_smem<DIM> &sm,
                                                    const csa4_place &t, const int *x, const float *ape) {
@@ -206,7 +212,7 @@ static __device__ __forceinline__ void csa4_decode(const csa4_shape &p, const cs
 ** A compressor launch: every thread's fixed part, then the decode step's
 ** path (csa4_decode, one-block form, S = 1) or the walk.
 */
-template <int DIM, int CLUSTER, int CANDS, void (*Finish)(float *, const float *, const float2 *, float *, nx_u8 *)>
+template <int DIM, int CLUSTER, int CANDS, csa4_finish_fn Finish>
 static __device__ __forceinline__ void csa4_compress(const csa4_shape &p, const csa4_stream &st,
                                                      const long long *total_ptr) {
   constexpr int G = CSA4_SLOTS_K / CANDS, POOL_THREADS = DIM / CLUSTER * G;
