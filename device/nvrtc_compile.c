@@ -108,14 +108,14 @@ static int nvrtc_compile_program(const char *name, const char *source,
   int n_opts, n_headers = 0, i, rc = 1;
 
   memset(out, 0, sizeof *out);
-  if (kernel_plant_error()) {
-    nvrtc_fail(out, NULL, "%s", kernel_plant_error());
+  if (kernel_tree_error() || kernel_plant_error()) { /* the tree's first: a plant applies over it */
+    nvrtc_fail(out, NULL, "%s", kernel_tree_error() ? kernel_tree_error() : kernel_plant_error());
     goto done;
   }
   if (!source) {
     const struct kernel_source *src = kernel_source_find(name);
     if (!src) {
-      nvrtc_fail(out, NULL, "no embedded kernel source named '%s'", name);
+      nvrtc_fail(out, NULL, "no kernel source named '%s'", name);
       goto done;
     }
     source = src->text;
@@ -126,17 +126,18 @@ static int nvrtc_compile_program(const char *name, const char *source,
     goto done;
   }
 
-  header_names = calloc((size_t)kernel_source_count + 1, sizeof *header_names);
-  header_texts = calloc((size_t)kernel_source_count + 1, sizeof *header_texts);
+  header_names = calloc((size_t)kernel_source_total() + 1, sizeof *header_names);
+  header_texts = calloc((size_t)kernel_source_total() + 1, sizeof *header_texts);
   if (!header_names || !header_texts) {
     nvrtc_fail(out, NULL, "%s: out of memory", name);
     goto done;
   }
-  for (i = 0; i < kernel_source_count; i++) {
-    size_t len = strlen(kernel_sources[i].name);
-    if (len < 2 || strcmp(kernel_sources[i].name + len - 2, ".h")) continue;
-    header_names[n_headers] = kernel_sources[i].name;
-    header_texts[n_headers++] = kernel_source_find(kernel_sources[i].name)->text;
+  for (i = 0; i < kernel_source_total(); i++) {
+    const struct kernel_source *src = kernel_source_at(i);
+    size_t len = strlen(src->name);
+    if (len < 2 || strcmp(src->name + len - 2, ".h")) continue;
+    header_names[n_headers] = src->name;
+    header_texts[n_headers++] = src->text;
   }
 
   res = nvrtcCreateProgram(&prog, source, name, n_headers, header_texts, header_names);

@@ -309,14 +309,14 @@ int ptx_audit_all_kernels(FILE *out, const char *only_kernel) {
   int i, status = PTX_AUDIT_CLEAN, seen = 0;
   if (!device_built_with_cuda()) return PTX_AUDIT_NO_NVRTC;
   fprintf(out, "NVRTC %s, options: %s\n", device_nvrtc_version(), device_nvrtc_options());
-  for (i = 0; i < kernel_source_count; i++) {
-    const char *name = kernel_sources[i].name;
+  for (i = 0; i < kernel_source_total(); i++) {
+    const char *name = kernel_source_at(i)->name;
     if (!is_kernel_file(name) || (only_kernel && strcmp(name, only_kernel))) continue;
     seen++;
     if (audit_one_kernel(out, name) != PTX_AUDIT_CLEAN) status = PTX_AUDIT_FINDINGS;
   }
   if (only_kernel && !seen) {
-    fprintf(out, "FAIL %s: no embedded kernel of that name\n", only_kernel);
+    fprintf(out, "FAIL %s: no kernel of that name\n", only_kernel);
     status = PTX_AUDIT_FINDINGS;
   }
   return status;

@@ -41,10 +41,10 @@ static const char *embedded_kernel_list(char *buf, size_t len) {
   size_t used = 0;
   int i;
   buf[0] = '\0';
-  for (i = 0; i < kernel_source_count && used < len; i++)
-    if (is_embedded_kernel(kernel_sources[i].name))
+  for (i = 0; i < kernel_source_total() && used < len; i++)
+    if (is_embedded_kernel(kernel_source_at(i)->name))
       used += (size_t)snprintf(buf + used, len - used, "%s%s", used ? ", " : "",
-                               kernel_sources[i].name);
+                               kernel_source_at(i)->name);
   return buf;
 }
 

@@ -3,6 +3,7 @@
 ** then one case per request, run as the in-process loop runs it.
 */
 #include "harness/worker.h"
+#include "device/device.h"
 #include "device/runtime.h"
 #include "harness/frozen_oracle.h"
 #include "harness/repeat.h"
@@ -100,6 +101,7 @@ int worker_serve(int fd, const worker_context *w, int have_device, const char *d
   hello.magic = WORKER_MAGIC;
   hello.have_device = have_device;
   snprintf(hello.device_reason, sizeof hello.device_reason, "%s", device_reason);
+  snprintf(hello.kernel_hash, sizeof hello.kernel_hash, "%s", device_kernel_hash());
   if (worker_write_all(fd, &hello, sizeof hello) != 0) return 3;
   while ((rc = worker_read_all(fd, &req, sizeof req)) == 0) {
     if (req.magic != WORKER_MAGIC) return 3;

@@ -42,6 +42,7 @@ typedef struct worker_hello {
   uint32_t magic;
   int have_device;
   char device_reason[640]; /* why the device lanes do not run here */
+  char kernel_hash[33];    /* the parent refuses a worker whose kernels are not its own (a kernel tree edited meanwhile) */
 } worker_hello;
 
 typedef struct worker_request {
@@ -94,5 +95,12 @@ void worker_report_lost(case_report *r, lane_mask lanes, const char *case_id, co
 **   BITGATE_TEST_HANG_CASE=ID   sleep forever on that case (a hang)
 */
 void worker_test_hooks_case(const char *case_id);
+
+/*
+** At the worker's start, before anything reads a kernel source:
+**   BITGATE_TEST_WORKER_KERNEL_TREE=DIR  this worker takes DIR as its kernel
+**                               tree, as if the parent's had been edited
+*/
+void worker_test_hooks_start(void);
 
 #endif

@@ -9,6 +9,7 @@
 ** before it died (an ASan report, a CUDA message, an abort's assertion).
 */
 #include "harness/worker_pool.h"
+#include "device/device.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -186,6 +187,14 @@ static int slot_start(pool *p, worker_slot *w, char *err, size_t err_len) {
     tail_text(w, why, sizeof why);
     snprintf(err, err_len, "a worker (CUDA_VISIBLE_DEVICES=%s) did not start (wait status %d): %s", w->visible, st,
              why);
+    return -1;
+  }
+  if (strncmp(hello.kernel_hash, device_kernel_hash(), sizeof hello.kernel_hash)) {
+    slot_reap(w, 1);
+    snprintf(err, err_len,
+             "a worker (CUDA_VISIBLE_DEVICES=%s) read other kernel sources (hash %.32s) than this run's (%s): "
+             "was BITGATE_KERNEL_TREE edited during the run?",
+             w->visible, hello.kernel_hash, device_kernel_hash());
     return -1;
   }
   if (!p->hello_seen) { /* the first worker's session speaks for the summary */

@@ -1,6 +1,6 @@
 /*
-** worker_test_hooks.c: test-only faults for the crash and hang tests
-** (worker.h).  Kept apart from the worker so that a reader of worker.c sees
+** worker_test_hooks.c: test-only faults for the crash, hang and kernel-tree
+** tests (worker.h).  Kept apart from the worker so that a reader of worker.c sees
 ** only the real protocol.  Called only from the worker loop, so an exported
 ** variable cannot crash an in-process run or `bitgate repro`.
 */
@@ -24,4 +24,9 @@ void worker_test_hooks_case(const char *case_id) {
   }
   if (names_case("BITGATE_TEST_HANG_CASE", case_id))
     for (;;) pause(); /* only SIGKILL from the parent's --timeout ends this */
+}
+
+void worker_test_hooks_start(void) {
+  const char *dir = getenv("BITGATE_TEST_WORKER_KERNEL_TREE");
+  if (dir) setenv("BITGATE_KERNEL_TREE", dir, 1);
 }
