@@ -109,7 +109,8 @@ static int add_new_files(kernel_tree *t, const char *dir, char *err, size_t err_
     struct dirent *e;
     DIR *h;
     snprintf(sub, sizeof sub, "%s/%s", dir, tree_dirs[d].dir);
-    if (!(h = opendir(sub))) return fail(err, err_len, "kernel tree '%s': cannot list %s: %s", dir, tree_dirs[d].dir, strerror(errno));
+    if (!(h = opendir(sub)))
+      return fail(err, err_len, "kernel tree '%s': cannot list %s: %s", dir, tree_dirs[d].dir, strerror(errno));
     while ((e = readdir(h))) {
       struct kernel_source *f;
       char rel[512], *text;

@@ -27,6 +27,7 @@
 #include "harness/commands.h"
 #include "harness/exit_codes.h"
 #include "harness/session.h"
+#include "reports/report_compare.h"
 #include "reports/report_targets.h"
 #include "reports/report_trend.h"
 
@@ -39,6 +40,7 @@ static const char bench_help[] =
     "                     [--skip-kernels NAME[,NAME...]] [--no-check]\n"
     "       bitgate bench --trend [--last N] [--variant V] [--filter GLOB]\n"
     "                     [--timing held|submit|sync] [--db PATH]\n"
+    "       bitgate bench --compare [--variant V] [--filter GLOB] [--timing T] [--db PATH]\n"
     "       bitgate bench --targets [--run ID|latest] [--db PATH]\n"
     "       bitgate bench --oracle-threads N,M[,...] [--oracle-runs R] [--filter GLOB]\n\n"
     "Times, with the fast and the reference kernels side by side, each stage of a\n"
@@ -87,6 +89,15 @@ static const char bench_help[] =
     "first one shown.  --last N (default 10) shows a series' latest N; --filter\n"
     "matches 'KERNEL, SHAPE' ('csa4 sink attention, pos 65536, B=1', so\n"
     "'*sink attention*B=1'); --variant and --timing keep one (default: all).\n\n"
+    "--compare times nothing and needs no GPU: it puts the builds that recorded\n"
+    "figures in --db side by side, a build being a git revision and kernel hash\n"
+    "(BITGATE_KERNEL_TREE or BITGATE_PLANT make another), lettered A, B, ... as\n"
+    "first recorded.  For each line, variant and timing: each build's median of\n"
+    "its recorded medians, their range and count, and the ratio to the first\n"
+    "build's, 'apart' when the two ranges do not meet and 'overlap' when they\n"
+    "do (alternate more runs to tell).  Made for A/B rounds: the builds' bench\n"
+    "calls alternated in one sitting into one fresh --db.  --filter, --variant\n"
+    "and --timing narrow it as for --trend.\n\n"
     "--targets times nothing and needs no GPU: it prints the verdicts of one\n"
     "recorded bench run (--run, default the latest) against issue 8's targets,\n"
     "as a run on a GPU prints them under its table.\n\n"
@@ -103,6 +114,13 @@ static const char bench_help[] =
 static int bench_trend(const char *db, const report_trend_opts *t) {
   char err[1024];
   if (report_trend_write(db, t, stdout, err, sizeof err) != 0) return cli_env_error("bench", "%s", err);
+  return EXIT_CODE_PASS;
+}
+
+/* --compare: the builds of db side by side, read-only (reports/report_compare.h). */
+static int bench_compare(const char *db, const report_trend_opts *t) {
+  char err[1024];
+  if (report_compare_write(db, t, stdout, err, sizeof err) != 0) return cli_env_error("bench", "%s", err);
   return EXIT_CODE_PASS;
 }
 
@@ -149,7 +167,7 @@ int cmd_bench(int argc, char **argv) {
   bench_scaling scaling;
   static launch_skip skip; /* 8 KB: kept off the stack */
   char err[256];
-  int i, r, status, trend = 0, targets_only = 0, exploring;
+  int i, r, status, trend = 0, compare = 0, targets_only = 0, exploring;
   memset(&o, 0, sizeof o);
   o.variants = 1u << DEVICE_VARIANT_FAST | 1u << DEVICE_VARIANT_REFERENCE;
   for (i = 1; i < argc; i++) {
@@ -161,6 +179,8 @@ int cmd_bench(int argc, char **argv) {
       runs_arg = v;
     } else if (!strcmp(argv[i], "--trend")) {
       trend = 1;
+    } else if (!strcmp(argv[i], "--compare")) {
+      compare = 1;
     } else if (!strcmp(argv[i], "--targets")) {
       targets_only = 1;
     } else if ((r = cli_option_value("bench", argc, argv, &i, "--run", &run_arg)) != 0) {
@@ -197,15 +217,24 @@ int cmd_bench(int argc, char **argv) {
     }
   }
   exploring = skip_arg || o.no_check;
+  if (trend && compare) return cli_usage_error("bench", "--compare: --trend is another view; give one");
+  trend |= compare; /* from here on, what --trend takes --compare takes */
   if (exploring && (scaling_arg || trend || targets_only))
     return cli_usage_error("bench", "%s: %s times no kernel", skip_arg ? "--skip-kernels" : "--no-check",
-                           scaling_arg ? "--oracle-threads" : trend ? "--trend" : "--targets");
+                           scaling_arg ? "--oracle-threads" : compare ? "--compare" : trend ? "--trend" : "--targets");
   if (scaling_runs_arg && !scaling_arg)
     return cli_usage_error("bench", "--oracle-runs '%s' needs --oracle-threads", scaling_runs_arg);
   if (scaling_arg) {
     unsigned long long n = 0;
-    const char *stray = trend ? "--trend" : targets_only ? "--targets" : run_arg ? "--run" : last_arg ? "--last"
-                        : runs_arg ? "--runs" : variant_arg ? "--variant" : timing_arg ? "--timing" : NULL;
+    const char *stray = compare        ? "--compare"
+                        : trend        ? "--trend"
+                        : targets_only ? "--targets"
+                        : run_arg      ? "--run"
+                        : last_arg     ? "--last"
+                        : runs_arg     ? "--runs"
+                        : variant_arg  ? "--variant"
+                        : timing_arg   ? "--timing"
+                                       : NULL;
     if (stray) return cli_usage_error("bench", "%s: --oracle-threads times the oracle alone", stray);
     if (bench_scaling_parse(scaling_arg, &scaling, err, sizeof err) != 0) return cli_usage_error("bench", "%s", err);
     if (scaling_runs_arg) {
@@ -224,8 +253,14 @@ int cmd_bench(int argc, char **argv) {
     return status;
   }
   if (targets_only) {
-    const char *stray = trend ? "--trend" : runs_arg ? "--runs" : last_arg ? "--last" : variant_arg ? "--variant"
-                        : timing_arg ? "--timing" : o.filter ? "--filter" : NULL;
+    const char *stray = compare       ? "--compare"
+                        : trend       ? "--trend"
+                        : runs_arg    ? "--runs"
+                        : last_arg    ? "--last"
+                        : variant_arg ? "--variant"
+                        : timing_arg  ? "--timing"
+                        : o.filter    ? "--filter"
+                                      : NULL;
     if (stray) return cli_usage_error("bench", "%s: --targets reads one recorded run, whole", stray);
     return bench_targets(db, run_arg);
   }
@@ -238,10 +273,13 @@ int cmd_bench(int argc, char **argv) {
                                                                    : NULL,
         .timing = timing_arg,
         .last = (int)last};
-    if (runs_arg) return cli_usage_error("bench", "--runs '%s': --trend times nothing", runs_arg);
+    if (runs_arg)
+      return cli_usage_error("bench", "--runs '%s': %s times nothing", runs_arg, compare ? "--compare" : "--trend");
+    if (compare && last_arg)
+      return cli_usage_error("bench", "--last '%s': --compare takes every recorded figure", last_arg);
     if (timing_arg && strcmp(timing_arg, "held") && strcmp(timing_arg, "submit") && strcmp(timing_arg, "sync"))
       return cli_usage_error("bench", "--timing '%s': expected held, submit or sync", timing_arg);
-    return bench_trend(db, &t);
+    return compare ? bench_compare(db, &t) : bench_trend(db, &t);
   }
   if (last_arg) return cli_usage_error("bench", "--last '%s' needs --trend", last_arg);
   if (timing_arg && bench_timing_parse(timing_arg, &o.timing) != 0)

@@ -146,6 +146,20 @@ struct sqlite3;
 report_load_rc report_db_open(const char *path, struct sqlite3 **db, int *schema, char *err, size_t err_len);
 
 /*
+** report_db_open for the readers of table bench (schema 4 on): 1 with *db
+** open and *schema set; 0 when the database predates the table (a line
+** says so on out); -1 with err.  Unless 1, *db is closed and NULL.
+*/
+int report_bench_db_open(const char *path, struct sqlite3 **db, int *schema, FILE *out, char *err, size_t err_len);
+
+/* Formats one line into err; returns -1, the readers' failure. */
+__attribute__((format(printf, 3, 4))) int report_fail(char *err, size_t err_len, const char *fmt, ...);
+
+/* Column i of a stepped row as text, or "-" when NULL or empty. */
+struct sqlite3_stmt;
+const char *report_text_or_dash(struct sqlite3_stmt *st, int i);
+
+/*
 ** Loads a run.  run_spec: a run id, or "latest" (or NULL) for the highest id.
 ** baseline_spec: NULL for none, a run id, or "previous" for the highest id
 ** below the reported run.  On success *out is set; free it with report_free.

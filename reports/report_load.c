@@ -75,6 +75,17 @@ report_load_rc report_db_open(const char *path, sqlite3 **db, int *schema, char 
   return REPORT_LOAD_OK;
 }
 
+int report_bench_db_open(const char *path, sqlite3 **db, int *schema, FILE *out, char *err, size_t err_len) {
+  if (report_db_open(path, db, schema, err, err_len) != REPORT_LOAD_OK) {
+    sqlite3_close(*db), *db = NULL;
+    return -1;
+  }
+  if (*schema >= 4) return 1; /* table bench came with schema 4 */
+  fprintf(out, "no bench figures in %s (its schema %d predates them)\n", path, *schema);
+  sqlite3_close(*db), *db = NULL;
+  return 0;
+}
+
 /*
 ** Resolves a run spec to an id: "latest"/NULL (or, for a baseline,
 ** "previous": the highest id below `below`), else a positive decimal id
@@ -282,4 +293,17 @@ const char *report_field_value(const report *r, const char *name) {
   for (int i = 0; i < r->field_count; i++)
     if (!strcmp(r->fields[i].name, name)) return r->fields[i].value;
   return "";
+}
+
+int report_fail(char *err, size_t err_len, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(err, err_len, fmt, ap);
+  va_end(ap);
+  return -1;
+}
+
+const char *report_text_or_dash(sqlite3_stmt *st, int i) {
+  const unsigned char *t = sqlite3_column_text(st, i);
+  return t && *t ? (const char *)t : "-";
 }

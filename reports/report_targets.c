@@ -8,7 +8,6 @@
 
 #include <fnmatch.h>
 #include <sqlite3.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -130,14 +129,6 @@ void report_target_log_print(const report_target_log *log, FILE *out) {
 
 /* ---- from a results database ---------------------------------------------------------- */
 
-__attribute__((format(printf, 3, 4))) static int targets_fail(char *err, size_t err_len, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(err, err_len, fmt, ap);
-  va_end(ap);
-  return -1;
-}
-
 /* The bench run run_spec names (a decimal id with bench rows, or latest/NULL): 0, or -1 with err. */
 static int bench_run_resolve(sqlite3 *db, const char *db_path, const char *run_spec, long long *run,
                              char *err, size_t err_len) {
@@ -149,7 +140,7 @@ static int bench_run_resolve(sqlite3 *db, const char *db_path, const char *run_s
   if (!latest) {
     id = strtoll(run_spec, &end, 10);
     if (!*run_spec || *end || id < 1)
-      return targets_fail(err, err_len, "--run '%s' is not a run id or latest", run_spec);
+      return report_fail(err, err_len, "--run '%s' is not a run id or latest", run_spec);
   }
   rc = sqlite3_prepare_v2(
       db, latest ? "SELECT max(run_id) FROM bench" : "SELECT run_id FROM bench WHERE run_id = ?1 LIMIT 1", -1, &st,
@@ -157,13 +148,13 @@ static int bench_run_resolve(sqlite3 *db, const char *db_path, const char *run_s
   if (rc == SQLITE_OK && !latest) sqlite3_bind_int64(st, 1, id);
   if (rc == SQLITE_OK) rc = sqlite3_step(st);
   if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
-    targets_fail(err, err_len, "database '%s': reading bench: %s", db_path, sqlite3_errmsg(db));
+    report_fail(err, err_len, "database '%s': reading bench: %s", db_path, sqlite3_errmsg(db));
     sqlite3_finalize(st);
     return -1;
   }
   *run = rc == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL ? sqlite3_column_int64(st, 0) : 0;
   sqlite3_finalize(st);
-  if (!*run && !latest) return targets_fail(err, err_len, "--run %lld recorded no bench figures in '%s'", id, db_path);
+  if (!*run && !latest) return report_fail(err, err_len, "--run %lld recorded no bench figures in '%s'", id, db_path);
   return 0;
 }
 
@@ -175,12 +166,8 @@ int report_targets_write(const char *db_path, const char *run_spec, FILE *out, c
   long long run = 0;
   int schema = 0, n = 0, i, rc = -1;
   memset(&log, 0, sizeof log);
-  if (report_db_open(db_path, &db, &schema, err, err_len) != REPORT_LOAD_OK) goto done;
-  if (schema < 4) { /* table bench came with schema 4 */
-    fprintf(out, "no bench figures in %s (its schema %d predates them)\n", db_path, schema);
-    rc = 0;
-    goto done;
-  }
+  if ((rc = report_bench_db_open(db_path, &db, &schema, out, err, err_len)) != 1) goto done;
+  rc = -1;
   if (bench_run_resolve(db, db_path, run_spec, &run, err, err_len) != 0) goto done;
   if (!run) {
     fprintf(out, "no bench figures in %s (bitgate bench records them when it runs on a GPU)\n", db_path);
@@ -188,7 +175,7 @@ int report_targets_write(const char *db_path, const char *run_spec, FILE *out, c
     goto done;
   }
   if (report_bench_read(db, schema, run, pool, &lines, &n) != SQLITE_OK) {
-    targets_fail(err, err_len, "database '%s': reading bench: %s", db_path, sqlite3_errmsg(db));
+    report_fail(err, err_len, "database '%s': reading bench: %s", db_path, sqlite3_errmsg(db));
     goto done;
   }
   for (i = 0; i < n; i++)

@@ -11,7 +11,6 @@
 
 #include <fnmatch.h>
 #include <sqlite3.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -29,20 +28,6 @@
 
 #define TREND_ROW "  %6s  %-16s  %-12s  %-12s  %9s  %9s  %11s  %9s\n"
 
-__attribute__((format(printf, 3, 4))) static int trend_fail(char *err, size_t err_len, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(err, err_len, fmt, ap);
-  va_end(ap);
-  return -1;
-}
-
-/* Column i as text, or "-" when NULL. */
-static const char *text_or_dash(sqlite3_stmt *st, int i) {
-  const unsigned char *t = sqlite3_column_text(st, i);
-  return t && *t ? (const char *)t : "-";
-}
-
 /* "+1.2%" of now against before, or "-" without a before. */
 static const char *change(char *buf, size_t len, double now, double before, int have_before) {
   if (!have_before || before <= 0) return "-";
@@ -56,10 +41,10 @@ static void trend_row(FILE *out, sqlite3_stmt *st, int index, double *first, dou
   char run[24], recorded[17], rev[13], hash[13], med[32], min[32], vs_prev[32], vs_first[32];
   char *t;
   snprintf(run, sizeof run, "%lld", (long long)sqlite3_column_int64(st, 4));
-  snprintf(recorded, sizeof recorded, "%s", text_or_dash(st, 5)); /* ISO-8601, to the minute */
+  snprintf(recorded, sizeof recorded, "%s", report_text_or_dash(st, 5)); /* ISO-8601, to the minute */
   if ((t = strchr(recorded, 'T')) != NULL) *t = ' ';
-  snprintf(rev, sizeof rev, "%s", text_or_dash(st, 6));
-  snprintf(hash, sizeof hash, "%s", text_or_dash(st, 7));
+  snprintf(rev, sizeof rev, "%s", report_text_or_dash(st, 6));
+  snprintf(hash, sizeof hash, "%s", report_text_or_dash(st, 7));
   snprintf(med, sizeof med, "%.1f", median);
   if (sqlite3_column_type(st, 9) == SQLITE_NULL) snprintf(min, sizeof min, "-");
   else snprintf(min, sizeof min, "%.1f", sqlite3_column_double(st, 9));
@@ -83,11 +68,12 @@ static int trend_print(sqlite3 *db, sqlite3_stmt *st, const report_trend_opts *o
     if (sqlite3_column_int64(st, 10) != series_id) { /* a new series */
       char label[600];
       series_id = sqlite3_column_int64(st, 10);
-      snprintf(label, sizeof label, "%s, %s", text_or_dash(st, 0), text_or_dash(st, 1));
+      snprintf(label, sizeof label, "%s, %s", report_text_or_dash(st, 0), report_text_or_dash(st, 1));
       keep = !o->filter || fnmatch(o->filter, label, 0) == 0;
       index = 0;
       if (keep) {
-        fprintf(out, "%s%s [%s, %s]\n", series ? "\n" : "", label, text_or_dash(st, 2), text_or_dash(st, 3));
+        fprintf(out, "%s%s [%s, %s]\n", series ? "\n" : "", label, report_text_or_dash(st, 2),
+                report_text_or_dash(st, 3));
         fprintf(out, TREND_ROW, "run", "recorded", "git rev", "kernel hash", "median us", "min us", "vs previous",
                 "vs first");
         series++;
@@ -98,7 +84,7 @@ static int trend_print(sqlite3 *db, sqlite3_stmt *st, const report_trend_opts *o
     figures++;
   }
   if (rc != SQLITE_DONE)
-    return trend_fail(err, err_len, "database '%s': reading bench: %s", db_path, sqlite3_errmsg(db));
+    return report_fail(err, err_len, "database '%s': reading bench: %s", db_path, sqlite3_errmsg(db));
   if (!series)
     fprintf(out, "no bench figures in %s match (bitgate bench records them when it runs on a GPU)\n", db_path);
   else
@@ -111,18 +97,10 @@ int report_trend_write(const char *db_path, const report_trend_opts *o, FILE *ou
   sqlite3 *db = NULL;
   sqlite3_stmt *st = NULL;
   int schema = 0, rc;
-  if (report_db_open(db_path, &db, &schema, err, err_len) != REPORT_LOAD_OK) {
-    sqlite3_close(db);
-    return -1;
-  }
-  if (schema < 4) { /* table bench came with schema 4 */
-    fprintf(out, "no bench figures in %s (its schema %d predates them)\n", db_path, schema);
-    sqlite3_close(db);
-    return 0;
-  }
+  if ((rc = report_bench_db_open(db_path, &db, &schema, out, err, err_len)) != 1) return rc;
   if (sqlite3_prepare_v2(db, schema >= 5 ? TREND_SQL("b.timing") : TREND_SQL("'sync'"), -1, &st, NULL) !=
       SQLITE_OK)
-    rc = trend_fail(err, err_len, "database '%s': querying bench: %s", db_path, sqlite3_errmsg(db));
+    rc = report_fail(err, err_len, "database '%s': querying bench: %s", db_path, sqlite3_errmsg(db));
   else
     rc = trend_print(db, st, o, db_path, out, err, err_len);
   sqlite3_finalize(st);

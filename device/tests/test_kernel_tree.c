@@ -116,7 +116,9 @@ static void expect_refused(const char *rel, const char *text) {
   cr_expect_null(t.files);
 }
 
-Test(kernel_tree, a_header_the_host_includes_may_not_change) { expect_refused("device/kernels/abi.h", "#define ABI 2\n"); }
+Test(kernel_tree, a_header_the_host_includes_may_not_change) {
+  expect_refused("device/kernels/abi.h", "#define ABI 2\n");
+}
 
 Test(kernel_tree, nor_a_header_that_header_includes) { expect_refused("device/kernels/layout.h", "#define ROWS 8\n"); }
 
@@ -159,13 +161,15 @@ Test(kernel_tree, the_embedded_files_written_out_read_back_the_same) {
   kernel_tree t;
   char err[640] = "";
   int i, abi = -1;
-  for (i = 0; i < kernel_sources_embedded_count; i++) put(kernel_sources_embedded[i].path, kernel_sources_embedded[i].text);
+  for (i = 0; i < kernel_sources_embedded_count; i++)
+    put(kernel_sources_embedded[i].path, kernel_sources_embedded[i].text);
   cr_assert_eq(kernel_tree_load(&t, root, kernel_sources_embedded, kernel_sources_embedded_count, kernel_host_includes,
                                 kernel_host_include_count, err, sizeof err),
                0, "%s", err);
   cr_assert_eq(t.n, kernel_sources_embedded_count);
   for (i = 0; i < t.n; i++) {
-    cr_expect_eq(memcmp(t.files[i].text, kernel_sources_embedded[i].text, t.files[i].size + 1), 0, "%s", t.files[i].path);
+    cr_expect_eq(memcmp(t.files[i].text, kernel_sources_embedded[i].text, t.files[i].size + 1), 0, "%s",
+                 t.files[i].path);
     if (!strcmp(t.files[i].name, "csa_attention_abi.h")) abi = i;
   }
   kernel_tree_free(&t);

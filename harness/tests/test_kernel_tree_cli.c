@@ -36,7 +36,8 @@ static void put(const char *rel, const char *text, int append) {
 static const char *write_tree(void) {
   static char dir[512];
   int i;
-  for (i = 0; i < kernel_sources_embedded_count; i++) put(kernel_sources_embedded[i].path, kernel_sources_embedded[i].text, 0);
+  for (i = 0; i < kernel_sources_embedded_count; i++)
+    put(kernel_sources_embedded[i].path, kernel_sources_embedded[i].text, 0);
   snprintf(dir, sizeof dir, "%s/tree", tmp);
   return dir;
 }
@@ -118,7 +119,8 @@ Test(kernel_tree_cli, the_runs_command_line_names_the_tree) {
   cr_assert_eq(o->status, 0, "%s%s", o->out, o->err);
   snprintf(db, sizeof db, "%s/x.db", tmp);
   cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
-  cr_assert_eq(sqlite3_prepare_v2(h, "SELECT command_line FROM runs", -1, &st, NULL), SQLITE_OK, "%s", sqlite3_errmsg(h));
+  cr_assert_eq(sqlite3_prepare_v2(h, "SELECT command_line FROM runs", -1, &st, NULL), SQLITE_OK, "%s",
+               sqlite3_errmsg(h));
   cr_assert_eq(sqlite3_step(st), SQLITE_ROW);
   snprintf(want, sizeof want, "BITGATE_KERNEL_TREE='%s' ", dir);
   cr_expect_eq(strncmp((const char *)sqlite3_column_text(st, 0), want, strlen(want)), 0, "%s",
