@@ -11,19 +11,18 @@
 #include <string.h>
 #include <unistd.h>
 
-/*
-** The command line; a kernel tree (BITGATE_KERNEL_TREE) and a planted bug
-** (BITGATE_PLANT) lead it, so that the run says how to reproduce it.
-*/
+const char *const provenance_settings[PROVENANCE_SETTINGS] = {"BITGATE_KERNEL_TREE", "BITGATE_PLANT"};
+
+/* The command line, led by the kernel settings in use (provenance.h). */
 static void join_args(char *out, size_t cap, int argc, char **argv) {
-  const char *tree = getenv("BITGATE_KERNEL_TREE"), *plant = getenv("BITGATE_PLANT");
   size_t used = 0;
   int i;
   out[0] = '\0';
-  if (tree && *tree) used = (size_t)snprintf(out, cap, "BITGATE_KERNEL_TREE='%s' ", tree);
-  if (used >= cap) used = cap - 1;
-  if (plant && *plant) used += (size_t)snprintf(out + used, cap - used, "BITGATE_PLANT='%s' ", plant);
-  if (used >= cap) used = cap - 1;
+  for (i = 0; i < PROVENANCE_SETTINGS; i++) {
+    const char *value = getenv(provenance_settings[i]);
+    if (value && *value) used += (size_t)snprintf(out + used, cap - used, "%s='%s' ", provenance_settings[i], value);
+    if (used >= cap) used = cap - 1;
+  }
   for (i = 0; i < argc && used + 1 < cap; i++) {
     int n = snprintf(out + used, cap - used, "%s%s", i ? " " : "", argv[i]);
     if (n < 0) break;

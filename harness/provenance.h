@@ -15,6 +15,15 @@ typedef struct provenance {
   char host[256], compute_capability[16], command_line[2048], bitgate_version[32];
 } provenance;
 
+/*
+** The environment settings that change which kernels run, in the order a
+** recorded command line starts with them (VAR='value' each, when set and
+** not empty): the run says how to reproduce it, and --resume holds a
+** resumed run to the same settings (resume.c).
+*/
+extern const char *const provenance_settings[];
+enum { PROVENANCE_SETTINGS = 2 };
+
 /* Fills *pv for a run of `suite` (shard "K/N" or "1/1") started by argv. */
 void provenance_collect(provenance *pv, const char *suite, const char *shard, int argc, char **argv);
 

@@ -7,6 +7,7 @@
 #include "harness/cli.h"
 #include "harness/exit_codes.h"
 #include "harness/gate.h"
+#include "harness/provenance.h"
 
 #include <stddef.h>
 #include <stdio.h>
@@ -24,19 +25,27 @@ const char resume_options_help[] =
 /* ---- The recorded command line ---------------------------------------- */
 
 /*
-** The command line after the planted-bug prefix provenance.c writes
-** ("BITGATE_PLANT='P' "), or NULL when RUN's planted bug is not this
-** process's: a different kernel would write the rest of the rows.
+** The command line after the kernel settings provenance.c writes ahead of
+** it ("BITGATE_KERNEL_TREE='D' BITGATE_PLANT='P' ", those set), or NULL
+** with *which naming the first setting whose recorded value is not this
+** process's: other kernels would write the rest of the rows.
 */
-static const char *strip_plant(const char *line) {
-  static const char prefix[] = "BITGATE_PLANT='";
-  const char *plant = getenv("BITGATE_PLANT");
-  size_t n = strlen(prefix), p;
-  int recorded = !strncmp(line, prefix, n);
-  if (!plant || !*plant) return recorded ? NULL : line;
-  p = strlen(plant);
-  if (!recorded || strncmp(line + n, plant, p) || strncmp(line + n + p, "' ", 2)) return NULL;
-  return line + n + p + 2;
+static const char *strip_settings(const char *line, const char **which) {
+  int i;
+  for (i = 0; i < PROVENANCE_SETTINGS; i++) {
+    const char *var = provenance_settings[i], *now = getenv(var);
+    size_t n = strlen(var), p;
+    int recorded = !strncmp(line, var, n) && !strncmp(line + n, "='", 2);
+    *which = var;
+    if (!now || !*now) {
+      if (recorded) return NULL;
+      continue;
+    }
+    p = strlen(now);
+    if (!recorded || strncmp(line + n + 2, now, p) || strncmp(line + n + 2 + p, "' ", 2)) return NULL;
+    line += n + 2 + p + 2;
+  }
+  return line;
 }
 
 /* Splits line at spaces into out->argv (provenance.c joined argv with single spaces); -1 when too long. */
@@ -71,13 +80,13 @@ static int append_given(int argc, char **argv, resume_cmdline *out) {
 /* Checks RUN's row for load; the exit code, the error printed. */
 static int check_run(const char *cmd, long long run_id, const char *db_path, const store_run_record *run,
                      int argc, char **argv, resume_cmdline *out) {
-  const char *line = run->p.command_line ? run->p.command_line : "";
+  const char *line = run->p.command_line ? run->p.command_line : "", *setting = NULL;
   if (strcmp(run->status, "running") && strcmp(run->status, "error"))
     return cli_usage_error(cmd, "--resume %lld: run %lld has finished (status %s); only a run that was killed "
                            "or stopped by an error resumes", run_id, run_id, run->status);
-  if (!(line = strip_plant(line)))
-    return cli_usage_error(cmd, "--resume %lld: BITGATE_PLANT differs from run %lld's (its command line: %s)",
-                           run_id, run_id, run->p.command_line);
+  if (!(line = strip_settings(line, &setting)))
+    return cli_usage_error(cmd, "--resume %lld: %s differs from run %lld's (its command line: %s)", run_id, setting,
+                           run_id, run->p.command_line);
   if (split_recorded(line, out) != 0 || append_given(argc, argv, out) != 0)
     return cli_usage_error(cmd, "--resume %lld: run %lld's command line is too long to read back", run_id, run_id);
   if (out->n_recorded == 0 || strcmp(out->argv[0], cmd))

@@ -216,3 +216,37 @@ Test(resume, changed_options_are_refused_and_an_errored_run_resumes) {
   cr_expect_eq(query_int(db, "SELECT count(*) FROM runs WHERE status = 'passed' AND exit_code = 0", NULL), 1);
   sqlite3_close(db);
 }
+
+/*
+** A run made with a kernel tree (BITGATE_KERNEL_TREE, recorded ahead of its
+** command line) resumes only under that tree: the rest of its rows must come
+** from the same kernels.  The tree here is the source tree itself.
+*/
+Test(resume, a_kernel_tree_run_resumes_under_its_tree_only) {
+  const char *src = BITGATE_SOURCE_DIR;
+  char other[600];
+  sqlite3 *db;
+  outcome *o;
+  setenv("BITGATE_KERNEL_TREE", src, 1);
+  finished_run();
+  db = open_db();
+  exec(db, "UPDATE runs SET status = 'error', exit_code = 3");
+  unsetenv("BITGATE_KERNEL_TREE");
+  o = RUN(tmp, "run", "--resume", "1", "--db", "r.db");
+  cr_expect_eq(o->status, 2, "%s", o->err);
+  cr_expect(strstr(o->err, "--resume 1: BITGATE_KERNEL_TREE differs from run 1's"), "%s", o->err);
+  snprintf(other, sizeof other, "%s/.", src);
+  setenv("BITGATE_KERNEL_TREE", other, 1);
+  o = RUN(tmp, "run", "--resume", "1", "--db", "r.db");
+  cr_expect_eq(o->status, 2, "another path: %s", o->err);
+  setenv("BITGATE_KERNEL_TREE", src, 1);
+  setenv("BITGATE_PLANT", "csa4.cu:include=>include", 1); /* a plant that changes nothing, but is not the run's */
+  o = RUN(tmp, "run", "--resume", "1", "--db", "r.db");
+  cr_expect_eq(o->status, 2, "%s", o->err);
+  cr_expect(strstr(o->err, "--resume 1: BITGATE_PLANT differs from run 1's"), "%s", o->err);
+  unsetenv("BITGATE_PLANT");
+  o = RUN(tmp, "run", "--resume", "1", "--db", "r.db");
+  cr_assert_eq(o->status, 0, "%s\n%s", o->out, o->err);
+  cr_expect(strstr(o->out, "resumed: 3 cases recorded before, 0 run now"), "%s", o->out);
+  sqlite3_close(db);
+}
