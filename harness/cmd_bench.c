@@ -21,6 +21,7 @@
 ** timed though its outputs differ.  Such figures are not the kernels'
 ** speed, so the run records nothing, gives no verdicts and says so first.
 */
+#include "device/kernel_sources.h"
 #include "device/launch_skip.h"
 #include "harness/bench.h"
 #include "harness/cli.h"
@@ -298,6 +299,8 @@ int cmd_bench(int argc, char **argv) {
   o.ses = &ses;
   o.rec = exploring ? NULL : &rec;
   o.targets = exploring ? NULL : &targets;
+  if (kernel_tree_description()) printf("kernels: %s\n", kernel_tree_description());
+  if (kernel_plant_description()) printf("kernels: %s\n", kernel_plant_description());
   bench_print_header();
   status = bench_csa_lines(&o);
   status = worse(status, bench_index_share_lines(&o));

@@ -108,7 +108,7 @@ Test(kernel_tree_cli, a_tree_that_changes_a_launch_layout_is_refused_by_name) {
   cr_expect_eq(o->status, 0, "list needs no kernels: %s", o->err);
 }
 
-Test(kernel_tree_cli, the_runs_command_line_names_the_tree) {
+Test(kernel_tree_cli, the_run_names_the_tree_in_its_summary_and_command_line) {
   char db[512], want[640];
   sqlite3 *h;
   sqlite3_stmt *st;
@@ -117,6 +117,8 @@ Test(kernel_tree_cli, the_runs_command_line_names_the_tree) {
   setenv("BITGATE_KERNEL_TREE", dir, 1);
   o = RUN(tmp, "run", "--in-process", "--lanes", "oracle", "--filter", "is.valid.253ae06b", "--db", "x.db");
   cr_assert_eq(o->status, 0, "%s%s", o->out, o->err);
+  cr_expect(strstr(o->out, "\n  kernels: kernel tree ") && strstr(o->out, "same as the embedded files"),
+            "the summary names the tree: %s", o->out);
   snprintf(db, sizeof db, "%s/x.db", tmp);
   cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
   cr_assert_eq(sqlite3_prepare_v2(h, "SELECT command_line FROM runs", -1, &st, NULL), SQLITE_OK, "%s",
