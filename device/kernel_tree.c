@@ -116,7 +116,8 @@ static int add_new_files(kernel_tree *t, const char *dir, char *err, size_t err_
       char rel[512], *text;
       size_t size;
       int at;
-      if (!(ends_with(e->d_name, tree_dirs[d].endings[0]) ||
+      if (e->d_name[0] == '.' || /* hidden: an editor's lock or swap file, not a source */
+          !(ends_with(e->d_name, tree_dirs[d].endings[0]) ||
             (tree_dirs[d].endings[1] && ends_with(e->d_name, tree_dirs[d].endings[1]))))
         continue;
       snprintf(rel, sizeof rel, "%s/%s", tree_dirs[d].dir, e->d_name);

@@ -12,7 +12,8 @@
 ** of them differs is refused, naming the file: the launchers would pass one
 ** layout and the kernels read another.  Kernel files (*.cu) and the other
 ** kernel headers may differ, and the tree may add headers of its own in
-** device/kernels/ (*.cu and *.h) or oracle/numerics/ (*.h).  Every embedded
+** device/kernels/ (*.cu and *.h) or oracle/numerics/ (*.h); hidden files
+** (an editor's lock or swap file) are not sources.  Every embedded
 ** file must be in the tree.
 */
 #ifndef DEVICE_KERNEL_TREE_H

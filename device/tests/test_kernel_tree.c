@@ -31,6 +31,13 @@ static void put(const char *rel, const char *text) {
   fclose(f);
 }
 
+/* A symbolic link root/rel -> target (target need not exist). */
+static void put_link(const char *rel, const char *target) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/%s", root, rel);
+  cr_assert_eq(symlink(target, path), 0, "symlink %s", path);
+}
+
 static void make_root(void) {
   snprintf(root, sizeof root, "/tmp/bitgate_tree_%d", (int)getpid());
   cr_assert(mkdir(root, 0777) == 0 || errno == EEXIST);
@@ -94,8 +101,9 @@ Test(kernel_tree, kernels_and_their_own_headers_may_change_and_headers_may_be_ad
   put("device/kernels/new.h", "#define NEW 1\n");
   put("oracle/numerics/nx_more.h", "#define MORE 1\n");
   put("device/kernels/notes.txt", "not a source\n");
+  put_link("device/kernels/.#k.cu", "nobody@host.123"); /* an editor's lock file: a dangling link */
   cr_assert_eq(load(&t, err, sizeof err), 0, "%s", err);
-  cr_assert_eq(t.n, FAKE_N + 2, "the two added headers, not the .txt");
+  cr_assert_eq(t.n, FAKE_N + 2, "the two added headers, not the .txt nor the hidden link: %s", err);
   cr_expect_str_eq(t.files[2].text, "#include \"abi.h\"\n#include \"new.h\"\n");
   cr_expect_str_eq(t.files[FAKE_N].path, "device/kernels/new.h");
   cr_expect_str_eq(t.files[FAKE_N].name, "new.h");
