@@ -142,6 +142,11 @@ const char *kernel_tree_description(void) {
   return tree_description[0] ? tree_description : NULL;
 }
 
+void kernel_sources_print_origin(FILE *out, const char *indent) {
+  if (kernel_tree_description()) fprintf(out, "%skernels: %s\n", indent, kernel_tree_description());
+  if (kernel_plant_description()) fprintf(out, "%skernels: %s\n", indent, kernel_plant_description());
+}
+
 static char kernel_hash_hex[33];
 static pthread_once_t kernel_hash_once = PTHREAD_ONCE_INIT;
 

@@ -15,6 +15,7 @@
 #define DEVICE_KERNEL_SOURCES_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 struct kernel_source {
   const char *name; /* file name, as the #include names it: "nx_exp.h" */
@@ -52,5 +53,8 @@ const char *kernel_tree_error(void);
 ** b.h; added: c.h" (or "same as the embedded files"); else NULL.
 */
 const char *kernel_tree_description(void);
+
+/* Writes "INDENTkernels: WHAT" for the tree and for the plant in use, if any, so that a log says what ran. */
+void kernel_sources_print_origin(FILE *out, const char *indent);
 
 #endif

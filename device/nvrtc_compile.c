@@ -105,7 +105,7 @@ static int nvrtc_compile_program(const char *name, const char *source,
   const char **header_names = NULL, **header_texts = NULL;
   nvrtcProgram prog = NULL;
   nvrtcResult res;
-  int n_opts, n_headers = 0, i, rc = 1;
+  int n_opts, n_headers = 0, n_sources, i, rc = 1;
 
   memset(out, 0, sizeof *out);
   if (kernel_tree_error() || kernel_plant_error()) { /* the tree's first: a plant applies over it */
@@ -126,13 +126,14 @@ static int nvrtc_compile_program(const char *name, const char *source,
     goto done;
   }
 
-  header_names = calloc((size_t)kernel_source_total() + 1, sizeof *header_names);
-  header_texts = calloc((size_t)kernel_source_total() + 1, sizeof *header_texts);
+  n_sources = kernel_source_total();
+  header_names = calloc((size_t)n_sources + 1, sizeof *header_names);
+  header_texts = calloc((size_t)n_sources + 1, sizeof *header_texts);
   if (!header_names || !header_texts) {
     nvrtc_fail(out, NULL, "%s: out of memory", name);
     goto done;
   }
-  for (i = 0; i < kernel_source_total(); i++) {
+  for (i = 0; i < n_sources; i++) {
     const struct kernel_source *src = kernel_source_at(i);
     size_t len = strlen(src->name);
     if (len < 2 || strcmp(src->name + len - 2, ".h")) continue;

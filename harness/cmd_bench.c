@@ -299,8 +299,7 @@ int cmd_bench(int argc, char **argv) {
   o.ses = &ses;
   o.rec = exploring ? NULL : &rec;
   o.targets = exploring ? NULL : &targets;
-  if (kernel_tree_description()) printf("kernels: %s\n", kernel_tree_description());
-  if (kernel_plant_description()) printf("kernels: %s\n", kernel_plant_description());
+  kernel_sources_print_origin(stdout, "");
   bench_print_header();
   status = bench_csa_lines(&o);
   status = worse(status, bench_index_share_lines(&o));

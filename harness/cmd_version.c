@@ -22,7 +22,8 @@ int cmd_version(int argc, char **argv) {
   int i;
   for (i = 1; i < argc; i++) {
     if (cli_is_help(argv[i])) {
-      printf("usage: bitgate version\n\nPrints versions, the git revision, the kernels' hash and origin, and the GPU.\n\n%s",
+      printf("usage: bitgate version\n\n"
+             "Prints versions, the git revision, the kernels' hash and origin, and the GPU.\n\n%s",
              EXIT_CODES_HELP);
       return EXIT_CODE_PASS;
     }

@@ -236,8 +236,7 @@ static void print_summary(const suite_run_state *st, const suite_run_args *a, do
       putchar('\n');
     }
   if (!st->ses.have_device) printf("  device lanes not run: %s\n", st->ses.device_reason);
-  if (kernel_tree_description()) printf("  kernels: %s\n", kernel_tree_description());
-  if (kernel_plant_description()) printf("  kernels: %s\n", kernel_plant_description());
+  kernel_sources_print_origin(stdout, "  ");
   if (st->use_workers) worker_pool_print(stdout, &st->pool);
   if (st->order.run && st->order.file[0])
     printf("  order: heaviest case first, by the case times of run %lld and, for %d cases it did not take, %s\n",

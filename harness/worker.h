@@ -42,7 +42,7 @@ typedef struct worker_hello {
   uint32_t magic;
   int have_device;
   char device_reason[640]; /* why the device lanes do not run here */
-  char kernel_hash[33];    /* the parent refuses a worker whose kernels are not its own (a kernel tree edited meanwhile) */
+  char kernel_hash[33];    /* the parent refuses a worker whose kernels are not its own (a tree edited meanwhile) */
 } worker_hello;
 
 typedef struct worker_request {

@@ -119,6 +119,8 @@ Test(kernel_tree_cli, the_run_names_the_tree_in_its_summary_and_command_line) {
   cr_assert_eq(o->status, 0, "%s%s", o->out, o->err);
   cr_expect(strstr(o->out, "\n  kernels: kernel tree ") && strstr(o->out, "same as the embedded files"),
             "the summary names the tree: %s", o->out);
+  o = RUN(tmp, "bench", "--filter", "csa128 pos 4096, B=1", "--db", "b.db");
+  cr_expect(!strncmp(o->out, "kernels: kernel tree ", 21), "bench's first line names the tree: %s%s", o->out, o->err);
   snprintf(db, sizeof db, "%s/x.db", tmp);
   cr_assert_eq(sqlite3_open(db, &h), SQLITE_OK);
   cr_assert_eq(sqlite3_prepare_v2(h, "SELECT command_line FROM runs", -1, &st, NULL), SQLITE_OK, "%s",
