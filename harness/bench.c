@@ -119,6 +119,22 @@ int bench_shape_selected(const bench_opts *o, const char *label) {
   return !o->filter || fnmatch(o->filter, label, 0) == 0;
 }
 
+int bench_filter_check(const char *filter, char *err, size_t err_len) {
+  int (*const label_of[])(int, char *, size_t) = {bench_csa_shape_label, bench_index_share_shape_label};
+  char label[256];
+  size_t f, used;
+  int i;
+  if (!filter) return 0;
+  for (f = 0; f < sizeof label_of / sizeof label_of[0]; f++)
+    for (i = 0; label_of[f](i, label, sizeof label); i++)
+      if (fnmatch(filter, label, 0) == 0) return 0;
+  used = (size_t)snprintf(err, err_len, "--filter '%s' keeps none of the shapes:", filter);
+  for (f = 0; f < sizeof label_of / sizeof label_of[0]; f++)
+    for (i = 0; label_of[f](i, label, sizeof label) && used < err_len; i++)
+      used += (size_t)snprintf(err + used, err_len - used, "%s '%s'", f || i ? "," : "", label);
+  return -1;
+}
+
 double bench_floor_us(const bench_line *l) {
   const double compute = l->fp32 / BENCH_FP32_PER_S, memory = l->bytes / BENCH_BYTES_PER_S;
   return 1e6 * (compute > memory ? compute : memory);

@@ -188,4 +188,19 @@ int bench_record_end(bench_record *rec, const char *db, int status);
 int bench_csa_lines(const bench_opts *o);
 int bench_index_share_lines(const bench_opts *o);
 
+/*
+** Shape i's label ("csa4 pos 65536, B=64", "IndexShare K=2048, heads 64,
+** B=1"), the text --filter matches, into label; 0 when there is no shape i.
+** The line functions name their shapes with these too.
+*/
+int bench_csa_shape_label(int i, char *label, size_t len);
+int bench_index_share_shape_label(int i, char *label, size_t len);
+
+/*
+** 0 when filter (NULL: no filter) keeps at least one shape; else -1 with err
+** naming the filter and every shape's label.  Checked before anything is
+** timed or recorded: a filter with a typo would otherwise record an empty run.
+*/
+int bench_filter_check(const char *filter, char *err, size_t err_len);
+
 #endif

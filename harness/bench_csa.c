@@ -233,6 +233,12 @@ static int time_variant(const bench_opts *o, const char *label, const csa_chain_
   return status;
 }
 
+int bench_csa_shape_label(int i, char *label, size_t len) {
+  if (i < 0 || (size_t)i >= sizeof shapes / sizeof shapes[0]) return 0;
+  snprintf(label, len, "csa%d pos %lld, B=%lld", shapes[i].ratio, shapes[i].position, shapes[i].batch);
+  return 1;
+}
+
 int bench_csa_lines(const bench_opts *o) {
   size_t i;
   int status = EXIT_CODE_PASS;
@@ -251,7 +257,7 @@ int bench_csa_lines(const bench_opts *o) {
     double oracle_ms = -1;
     char label[256], err[1024] = "";
     int j, v, rc = EXIT_CODE_PASS;
-    snprintf(label, sizeof label, "csa%d pos %lld, B=%lld", sh->ratio, sh->position, sh->batch);
+    bench_csa_shape_label((int)i, label, sizeof label);
     if (!bench_shape_selected(o, label)) continue;
     if (load_shape(sh, &c, &r, &s, err, sizeof err) != 0 ||
         (o->scaling ? scale_oracle(o->scaling, label, r, &s) : time_oracle(r, &s, &oracle_ms)) != 0) {

@@ -124,46 +124,56 @@ static int is_time(const bench_opts *o, is_bench *x, const char *label, device_v
   return status;
 }
 
+/* The shapes, in the table's order: heads, then the batch. */
+static const struct is_shape {
+  long long heads, batch;
+} is_shapes[] = {{64, 1}, {64, 64}, {128, 1}, {128, 64}};
+
+int bench_index_share_shape_label(int i, char *label, size_t len) {
+  if (i < 0 || (size_t)i >= sizeof is_shapes / sizeof is_shapes[0]) return 0;
+  snprintf(label, len, "IndexShare K=%d, heads %lld, B=%lld", IS_BENCH_K, is_shapes[i].heads, is_shapes[i].batch);
+  return 1;
+}
+
 int bench_index_share_lines(const bench_opts *o) {
-  static const long long heads[] = {64, 128}, batches[] = {1, 64};
-  int hi, bi, v, status = EXIT_CODE_PASS;
-  for (hi = 0; hi < 2; hi++)
-    for (bi = 0; bi < 2; bi++) {
-      static is_bench x;
-      bench_line l;
-      op_error oerr;
-      char label[256], err[1024] = "";
-      int rc = EXIT_CODE_PASS;
-      memset(&l, 0, sizeof l);
-      op_error_clear(&oerr);
-      snprintf(l.kernel, sizeof l.kernel, "IndexShare decode step");
-      snprintf(l.shape, sizeof l.shape, "K=%d, heads %lld, B=%lld", IS_BENCH_K, heads[hi], batches[bi]);
-      snprintf(label, sizeof label, "IndexShare %s", l.shape);
-      if (!bench_shape_selected(o, label)) continue;
-      is_work(batches[bi], heads[hi], &l.bytes, &l.fp32);
-      if (is_load(batches[bi], heads[hi], &x, err, sizeof err) != 0 ||
-          (o->scaling ? is_scale(o->scaling, label, &x, &oerr) : is_oracle(&x, &l.oracle_ms, &oerr)) != 0) {
-        fprintf(stderr, "bitgate bench: IndexShare %s: %s%s\n", l.shape, err, oerr.message);
-        cases_is_release(x.in, x.out);
-        if (status != EXIT_CODE_FAIL) status = EXIT_CODE_ENV;
-        continue;
-      }
-      if (o->scaling) { /* the scaling row is the shape's whole output */
-        cases_is_release(x.in, x.out);
-        continue;
-      }
-      for (v = 0; v < DEVICE_VARIANT_COUNT && o->ses->have_device; v++)
-        if (o->variants & 1u << v) {
-          const int vr = is_time(o, &x, label, (device_variant)v, &l.t[v], err, sizeof err);
-          if (vr != EXIT_CODE_PASS) {
-            fprintf(stderr, "bitgate bench: IndexShare %s, %s variant: %s\n", l.shape,
-                    device_variant_name((device_variant)v), err);
-            if (rc != EXIT_CODE_FAIL) rc = vr;
-          }
-        }
-      bench_line_emit(o, &l);
+  int i, v, status = EXIT_CODE_PASS;
+  char label[256];
+  for (i = 0; bench_index_share_shape_label(i, label, sizeof label); i++) {
+    const long long heads = is_shapes[i].heads, batch = is_shapes[i].batch;
+    static is_bench x;
+    bench_line l;
+    op_error oerr;
+    char err[1024] = "";
+    int rc = EXIT_CODE_PASS;
+    if (!bench_shape_selected(o, label)) continue;
+    memset(&l, 0, sizeof l);
+    op_error_clear(&oerr);
+    snprintf(l.kernel, sizeof l.kernel, "IndexShare decode step");
+    snprintf(l.shape, sizeof l.shape, "K=%d, heads %lld, B=%lld", IS_BENCH_K, heads, batch); /* the label's tail */
+    is_work(batch, heads, &l.bytes, &l.fp32);
+    if (is_load(batch, heads, &x, err, sizeof err) != 0 ||
+        (o->scaling ? is_scale(o->scaling, label, &x, &oerr) : is_oracle(&x, &l.oracle_ms, &oerr)) != 0) {
+      fprintf(stderr, "bitgate bench: IndexShare %s: %s%s\n", l.shape, err, oerr.message);
       cases_is_release(x.in, x.out);
-      if (rc != EXIT_CODE_PASS && status != EXIT_CODE_FAIL) status = rc;
+      if (status != EXIT_CODE_FAIL) status = EXIT_CODE_ENV;
+      continue;
     }
+    if (o->scaling) { /* the scaling row is the shape's whole output */
+      cases_is_release(x.in, x.out);
+      continue;
+    }
+    for (v = 0; v < DEVICE_VARIANT_COUNT && o->ses->have_device; v++)
+      if (o->variants & 1u << v) {
+        const int vr = is_time(o, &x, label, (device_variant)v, &l.t[v], err, sizeof err);
+        if (vr != EXIT_CODE_PASS) {
+          fprintf(stderr, "bitgate bench: IndexShare %s, %s variant: %s\n", l.shape,
+                  device_variant_name((device_variant)v), err);
+          if (rc != EXIT_CODE_FAIL) rc = vr;
+        }
+      }
+    bench_line_emit(o, &l);
+    cases_is_release(x.in, x.out);
+    if (rc != EXIT_CODE_PASS && status != EXIT_CODE_FAIL) status = rc;
+  }
   return status;
 }

@@ -59,7 +59,8 @@ static const char bench_help[] =
     "the target (a ceiling on fast's median, or a floor on the speedup, which\n"
     "needs --variant both), the figure, and 'reached' or how far off and why.\n"
     "--filter GLOB keeps the shapes whose label matches: 'csa128 pos 4096, B=1',\n"
-    "'csa4 pos 65536, B=64', 'IndexShare K=2048, heads 128, B=1', ...\n\n"
+    "'csa4 pos 65536, B=64', 'IndexShare K=2048, heads 128, B=1', ...; one that\n"
+    "keeps no shape is exit 2, naming them all.\n\n"
     "--timing held (the default) holds the stream with a spinning one-thread kernel\n"
     "while the host queues the start event, the graph and the stop event, then\n"
     "releases it: a figure is the GPU's run of the graph alone.  --timing submit\n"
@@ -167,7 +168,7 @@ int cmd_bench(int argc, char **argv) {
   const char *variant_arg = NULL, *scaling_arg = NULL, *scaling_runs_arg = NULL, *skip_arg = NULL;
   bench_scaling scaling;
   static launch_skip skip; /* 8 KB: kept off the stack */
-  char err[256];
+  char err[1024];
   int i, r, status, trend = 0, compare = 0, targets_only = 0, exploring;
   memset(&o, 0, sizeof o);
   o.variants = 1u << DEVICE_VARIANT_FAST | 1u << DEVICE_VARIANT_REFERENCE;
@@ -223,6 +224,8 @@ int cmd_bench(int argc, char **argv) {
   if (exploring && (scaling_arg || trend || targets_only))
     return cli_usage_error("bench", "%s: %s times no kernel", skip_arg ? "--skip-kernels" : "--no-check",
                            scaling_arg ? "--oracle-threads" : compare ? "--compare" : trend ? "--trend" : "--targets");
+  if (!trend && !targets_only && bench_filter_check(o.filter, err, sizeof err) != 0)
+    return cli_usage_error("bench", "%s", err);
   if (scaling_runs_arg && !scaling_arg)
     return cli_usage_error("bench", "--oracle-runs '%s' needs --oracle-threads", scaling_runs_arg);
   if (scaling_arg) {

@@ -107,6 +107,26 @@ static int case_selected(const suite_run_state *st, const char *spec, char *id, 
 }
 
 /*
+** A --filter that keeps none of the suite's cases is a usage error, found
+** before anything is recorded: a CI job whose filter has a typo would
+** otherwise pass on zero cases.  An empty shard of a filter that keeps some
+** is not: N shards of a short list may leave one empty (the summary says so).
+*/
+static int filter_keeps_some(const char *cmd, const suite_run_args *a, const suite *s) {
+  char id[CASE_ID_MAX], example[CASE_ID_MAX] = "";
+  int i;
+  if (!a->filter) return EXIT_CODE_PASS;
+  for (i = 0; i < s->count; i++) {
+    if (case_id_from_spec(s->specs[i], id, sizeof id) != 0) continue;
+    if (fnmatch(a->filter, id, 0) == 0) return EXIT_CODE_PASS;
+    if (!example[0]) snprintf(example, sizeof example, "%s", id);
+  }
+  return cli_usage_error(cmd, "--filter '%s' keeps none of the %d cases of suite %s (ids look like %s; "
+                              "'bitgate list --suite %s' prints them)",
+                         a->filter, s->count, a->suite, example[0] ? example : "family.0123abcd", a->suite);
+}
+
+/*
 ** --resume (resume.h): RUN's stored rows of case id count as if it had just
 ** run.  1 when RUN holds the case, 0 when it must run, -1 the store failed.
 */
@@ -235,6 +255,8 @@ static void print_summary(const suite_run_state *st, const suite_run_args *a, do
       if (t->waived_rows[c]) printf(", %lld waived", t->waived_rows[c]);
       putchar('\n');
     }
+  if (!t->cases && a->shard.n > 1)
+    printf("  shard %s holds none of the cases%s\n", a->shard.text, a->filter ? " that --filter keeps" : "");
   if (!st->ses.have_device) printf("  device lanes not run: %s\n", st->ses.device_reason);
   kernel_sources_print_origin(stdout, "  ");
   if (st->use_workers) worker_pool_print(stdout, &st->pool);
@@ -351,6 +373,10 @@ int suite_run_main(const char *cmd, const char *help, const char *default_suite,
   st.filter = a.filter;
   st.shard = &a.shard;
   if (suite_load(a.corpus, a.suite, &s, err, sizeof err) != 0) return cli_env_error(cmd, "%s", err);
+  if ((rc = filter_keeps_some(cmd, &a, &s)) != EXIT_CODE_PASS) {
+    suite_free(&s);
+    return rc;
+  }
   if ((a.lanes & LANE_BIT(LANE_ORACLE)) &&
       frozen_oracle_open(&st.frozen, a.corpus, a.suite, err, sizeof err) == GOLDEN_DIGESTS_BAD) {
     suite_free(&s);

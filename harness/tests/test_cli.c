@@ -52,6 +52,8 @@ Test(cli, usage_errors_exit_2_with_one_line) {
       {(const char *const[]){"numerics", "prove", NULL}, "'prove'"},
       {(const char *const[]){"numerics", "check", "--func", "tan", NULL}, "'tan'"},
       {(const char *const[]){"version", "extra", NULL}, "'extra'"},
+      {(const char *const[]){"run", "--lanes", "oracle,,eager", NULL}, "an empty lane name in 'oracle,,eager'"},
+      {(const char *const[]){"run", "--lanes", "oracle,", NULL}, "an empty lane name in 'oracle,'"},
   };
   size_t i;
   for (i = 0; i < sizeof rows / sizeof *rows; i++) {
@@ -62,6 +64,46 @@ Test(cli, usage_errors_exit_2_with_one_line) {
   }
   cr_expect(RUN(NULL, "run", "--bogus")->status == 2);
   cr_expect(run_bitgate(NULL, (const char *const[]){NULL})->status == 2, "no command at all");
+}
+
+/*
+** A filter with a typo must not pass a CI job on zero cases, nor record an
+** empty run: each command that runs or times what --filter keeps refuses a
+** filter that keeps nothing, naming it and what it could have matched,
+** before it opens any database.
+*/
+Test(cli, a_filter_that_keeps_nothing_exits_2_before_anything_is_recorded) {
+  struct {
+    const char *const *args;
+    const char *says;
+  } rows[] = {
+      {(const char *const[]){"run", "--filter", "is.nosuch.*", "--db", "f.db", NULL},
+       "--filter 'is.nosuch.*' keeps none of the "},
+      {(const char *const[]){"run", "--filter", "is.nosuch.*", "--db", "f.db", NULL},
+       "cases of suite gate (ids look like is."},
+      {(const char *const[]){"nightly", "--filter", "is.nosuch.*", "--db", "f.db", "--golden", "g.db", "--report",
+                             "r.md", NULL},
+       "--filter 'is.nosuch.*' keeps none of the "},
+      {(const char *const[]){"bench", "--filter", "csa5*", "--db", "f.db", NULL},
+       "--filter 'csa5*' keeps none of the shapes: 'csa128 pos 4096, B=1', "},
+      {(const char *const[]){"bench", "--oracle-threads", "1,2", "--filter", "csa5*", NULL},
+       "'IndexShare K=2048, heads 128, B=64'"},
+  };
+  const char *const files[] = {"f.db", "g.db", "r.md"};
+  char path[400];
+  size_t i;
+  for (i = 0; i < sizeof rows / sizeof *rows; i++) {
+    outcome *o = run_bitgate(tmp, rows[i].args);
+    cr_expect_eq(o->status, 2, "row %zu: status %d: %s%s", i, o->status, o->out, o->err);
+    cr_expect_eq(line_count(o->err), 1, "row %zu: stderr '%s'", i, o->err);
+    cr_expect(strstr(o->err, rows[i].says) != NULL, "row %zu says \"%s\": '%s'", i, rows[i].says, o->err);
+  }
+  for (i = 0; i < sizeof files / sizeof *files; i++) {
+    snprintf(path, sizeof path, "%s/%s", tmp, files[i]);
+    cr_expect(access(path, F_OK) != 0, "%s was written", files[i]);
+  }
+  cr_expect_eq(RUN(tmp, "run", "--filter", "is.masked.*", "--lanes", "oracle", "--db", "f.db")->status, 0,
+               "a filter that keeps some cases runs them");
 }
 
 Test(cli, unopenable_database_exits_3_naming_path) {

@@ -159,3 +159,28 @@ Test(shard_cli, run_takes_exactly_its_shard) {
     cr_expect_eq(owners, 1, "%s is in %d shards", line, owners);
   }
 }
+
+/*
+** A filter that keeps one case leaves one of two shards empty: that shard
+** passes (a CI matrix of N shards over a short list must not fail on it)
+** and its summary says why it ran nothing.
+*/
+Test(shard_cli, an_empty_shard_passes_and_says_so) {
+  char id[128];
+  int k, empty = 0;
+  outcome *o = RUN(NULL, "list", "--filter", "is.masked.*");
+  cr_assert_eq(o->status, 0, "%s", o->err);
+  cr_assert_eq(sscanf(o->out, "%127s", id), 1, "%s", o->out);
+  for (k = 1; k <= 2; k++) {
+    char text[8];
+    snprintf(text, sizeof text, "%d/2", k);
+    o = RUN(tmp, "run", "--lanes", "oracle", "--filter", id, "--shard", text, "--db", "one.db");
+    cr_expect_eq(o->status, 0, "shard %s: %s%s", text, o->out, o->err);
+    if (strstr(o->out, " 0 cases,")) {
+      empty++;
+      cr_expect(strstr(o->out, "shard ") && strstr(o->out, " holds none of the cases that --filter keeps"), "%s",
+                o->out);
+    }
+  }
+  cr_expect_eq(empty, 1, "one case, two shards: exactly one shard is empty");
+}
