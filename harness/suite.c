@@ -2,6 +2,7 @@
 ** suite.c: see suite.h.
 */
 #include "harness/suite.h"
+#include "cases/case_spec.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -28,16 +29,25 @@ static int suite_read_file(const char *path, suite *out, char *err, size_t err_l
   size_t cap = 0;
   ssize_t len;
   FILE *f;
-  int rc = 0;
+  char family[64];
+  int rc = 0, number = 0;
   if (!(f = fopen(path, "r"))) {
     if (errno == ENOENT) return 1;
     snprintf(err, err_len, "cannot read %s: %s", path, strerror(errno));
     return -1;
   }
   while ((len = getline(&line, &cap, f)) >= 0) {
+    number++;
     while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r' || line[len - 1] == ' '))
       line[--len] = '\0';
     if (len == 0 || line[0] == '#') continue;
+    /* without a family a line has no case id: it would run as 'invalid.00000000', far from its line */
+    if (case_spec_get(line, "family", family, sizeof family) != 0 || !family[0]) {
+      snprintf(err, err_len, "%s:%d: not a case spec (no family=NAME): '%.60s%s'", path, number, line,
+               len > 60 ? "..." : "");
+      rc = -1;
+      break;
+    }
     if (suite_push(out, line) != 0) {
       snprintf(err, err_len, "out of memory reading %s", path);
       rc = -1;

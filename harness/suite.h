@@ -1,6 +1,7 @@
 /*
 ** suite.h: committed suites (corpus/NAME.suite), one canonical spec per line;
-** blank lines and lines starting with '#' are ignored.
+** blank lines and lines starting with '#' are ignored; any other line without
+** a family (a case id's first part) makes the file unreadable, named by line.
 */
 #ifndef SUITE_H
 #define SUITE_H

@@ -373,7 +373,11 @@ int suite_run_main(const char *cmd, const char *help, const char *default_suite,
   st.filter = a.filter;
   st.shard = &a.shard;
   if (suite_load(a.corpus, a.suite, &s, err, sizeof err) != 0) return cli_env_error(cmd, "%s", err);
-  if ((rc = filter_keeps_some(cmd, &a, &s)) != EXIT_CODE_PASS) {
+  if (!s.count) /* an emptied or truncated suite file must not pass as a green run */
+    rc = cli_env_error(cmd, "suite '%s' in %s holds no cases", a.suite, a.corpus);
+  else
+    rc = filter_keeps_some(cmd, &a, &s);
+  if (rc != EXIT_CODE_PASS) {
     suite_free(&s);
     return rc;
   }

@@ -200,6 +200,38 @@ Test(cli, cases_without_a_generator_fail_and_are_recorded) {
   cr_expect(strstr(o->err, "absent.suite") != NULL, "'%s'", o->err);
 }
 
+/*
+** A suite file that cannot be what its author meant is exit 3 naming it,
+** before anything is recorded: a line without a family used to run as case
+** 'invalid.00000000', far from its line, and an empty suite passed green.
+*/
+Test(cli, a_malformed_or_empty_suite_is_exit_3_naming_the_file) {
+  struct {
+    const char *name, *text, *says;
+  } rows[] = {
+      {"bad", "# one good line, then a stray one\nfamily=is.valid op=IndexShare seed=1\nop=IndexShare seed=2\n",
+       "/bad.suite:3: not a case spec (no family=NAME): 'op=IndexShare seed=2'"},
+      {"empty", "", "suite 'empty' in "},
+      {"comments", "# nothing but a comment\n\n", "suite 'comments' in "},
+  };
+  char path[400];
+  size_t i;
+  for (i = 0; i < sizeof rows / sizeof *rows; i++) {
+    FILE *f;
+    outcome *o;
+    snprintf(path, sizeof path, "%s/%s.suite", tmp, rows[i].name);
+    cr_assert((f = fopen(path, "w")));
+    fputs(rows[i].text, f);
+    fclose(f);
+    o = RUN(tmp, "run", "--corpus", tmp, "--suite", rows[i].name, "--db", "m.db");
+    cr_expect_eq(o->status, 3, "%s: %s%s", rows[i].name, o->out, o->err);
+    cr_expect(strstr(o->err, rows[i].says) != NULL, "%s says \"%s\": '%s'", rows[i].name, rows[i].says, o->err);
+  }
+  cr_expect(RUN(tmp, "list", "--corpus", tmp, "--suite", "bad")->status == 3, "list reads suites the same way");
+  snprintf(path, sizeof path, "%s/m.db", tmp);
+  cr_expect(access(path, F_OK) != 0, "a run of a bad suite recorded something");
+}
+
 Test(cli, require_gpu_without_one_exits_3) {
   outcome *v = RUN(NULL, "--version");
   if (!strstr(v->out, "gpu none")) cr_skip_test("a GPU is present here");
