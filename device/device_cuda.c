@@ -19,9 +19,25 @@
 static device_info probe_result;
 static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
 
+/*
+** cudart's words alone misled on the common case: a machine with no NVIDIA
+** driver at all gets "CUDA driver version is insufficient for CUDA runtime
+** version".  The driver's version (0 when there is none) tells that apart
+** from a driver that is really too old, and the reason says which first.
+*/
 static void probe_unavailable(const char *call, cudaError_t err) {
-  snprintf(probe_result.reason, sizeof probe_result.reason, "%s: %s (%s)", call,
-           cudaGetErrorString(err), cudaGetErrorName(err));
+  const device_info *d = &probe_result;
+  char why[128] = "";
+  if (err == cudaErrorInsufficientDriver && d->driver_version == 0)
+    snprintf(why, sizeof why, "no NVIDIA driver is installed, so no GPU is usable; ");
+  else if (err == cudaErrorInsufficientDriver)
+    snprintf(why, sizeof why, "the NVIDIA driver supports CUDA %d.%d, older than this build's runtime %d.%d; ",
+             d->driver_version / 1000, d->driver_version % 1000 / 10, d->runtime_version / 1000,
+             d->runtime_version % 1000 / 10);
+  else if (err == cudaErrorNoDevice)
+    snprintf(why, sizeof why, "no CUDA device is visible (check CUDA_VISIBLE_DEVICES); ");
+  snprintf(probe_result.reason, sizeof probe_result.reason, "%s%s: %s (%s)", why, call, cudaGetErrorString(err),
+           cudaGetErrorName(err));
 }
 
 static void probe_run(void) {

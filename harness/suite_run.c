@@ -375,16 +375,15 @@ int suite_run_main(const char *cmd, const char *help, const char *default_suite,
   if (suite_load(a.corpus, a.suite, &s, err, sizeof err) != 0) return cli_env_error(cmd, "%s", err);
   if (!s.count) /* an emptied or truncated suite file must not pass as a green run */
     rc = cli_env_error(cmd, "suite '%s' in %s holds no cases", a.suite, a.corpus);
-  else
+  else if ((a.lanes & LANE_BIT(LANE_ORACLE)) &&
+           frozen_oracle_open(&st.frozen, a.corpus, a.suite, err, sizeof err) == GOLDEN_DIGESTS_BAD)
+    rc = cli_env_error(cmd, "%s", err);
+  else /* after the corpus's own files: a damaged corpus is named whatever the filter */
     rc = filter_keeps_some(cmd, &a, &s);
   if (rc != EXIT_CODE_PASS) {
     suite_free(&s);
+    frozen_oracle_close(&st.frozen);
     return rc;
-  }
-  if ((a.lanes & LANE_BIT(LANE_ORACLE)) &&
-      frozen_oracle_open(&st.frozen, a.corpus, a.suite, err, sizeof err) == GOLDEN_DIGESTS_BAD) {
-    suite_free(&s);
-    return cli_env_error(cmd, "%s", err);
   }
   st.use_workers = st.h == &no_hooks && worker_pool_wanted(&a.workers);
   if (!st.use_workers && session_open(&st.ses, a.lanes, a.require_gpu) != 0) {
