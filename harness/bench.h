@@ -68,6 +68,15 @@ int bench_timing_parse(const char *name, bench_timing *t);
 typedef struct bench_scaling {
   int threads[BENCH_SCALING_MAX], n;
   int runs;
+  /*
+  ** What the rows found, for the verdicts: shapes timed; for each later
+  ** count k, the lowest best-time speedup over the first count, its shape,
+  ** and how many shapes reached the count's target (report_targets.h).
+  */
+  int shapes;
+  double lowest[BENCH_SCALING_MAX];
+  char lowest_shape[BENCH_SCALING_MAX][64];
+  int reached[BENCH_SCALING_MAX];
 } bench_scaling;
 
 /* Parses LIST ("1,2", "1,16"): 2 to BENCH_SCALING_MAX counts from 1 to ORACLE_THREADS_MAX; runs set to the default. */
@@ -81,7 +90,13 @@ void bench_scaling_header(const bench_scaling *sc);
 ** best and median ms, each later count's speedup over the first.  Leaves the
 ** thread count at its default.  0, or -1 when a run failed.
 */
-int bench_scaling_row(const bench_scaling *sc, const char *label, int (*run)(void *ctx), void *ctx);
+int bench_scaling_row(bench_scaling *sc, const char *label, int (*run)(void *ctx), void *ctx);
+
+/*
+** Prints the verdicts of issue 8's oracle targets (report_target_oracle_verdict)
+** of every count that has one, under the rows; nothing when none has.
+*/
+void bench_scaling_verdicts(const bench_scaling *sc);
 
 typedef struct bench_opts {
   int runs;             /* CUDA-event-timed replays a figure, >= 20 */
@@ -91,7 +106,7 @@ typedef struct bench_opts {
   session *ses;         /* ses->have_device: device figures at all */
   bench_record *rec;
   report_target_log *targets; /* each line's verdict against issue 8's targets, NULL: none kept */
-  const bench_scaling *scaling; /* --oracle-threads: the scaling table alone, NULL: the bench table */
+  bench_scaling *scaling; /* --oracle-threads: the scaling table alone, NULL: the bench table */
   /*
   ** An exploration run (--skip-kernels, --no-check; rec and targets are then
   ** NULL: nothing recorded, no verdicts).  no_check: a variant whose eager

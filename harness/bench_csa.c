@@ -183,7 +183,7 @@ static int time_oracle(const csa_chain_ratio *r, csa_step *s, double *ms) {
 }
 
 /* --oracle-threads: the shape's scaling row instead (bench_scaling_row). */
-static int scale_oracle(const bench_scaling *sc, const char *label, const csa_chain_ratio *r, csa_step *s) {
+static int scale_oracle(bench_scaling *sc, const char *label, const csa_chain_ratio *r, csa_step *s) {
   oracle_run o;
   o.r = r, o.s = s;
   return bench_scaling_row(sc, label, run_oracle, &o);

@@ -84,7 +84,7 @@ static int is_oracle(is_bench *x, double *ms, op_error *err) {
 }
 
 /* --oracle-threads: the shape's scaling row instead (bench_scaling_row). */
-static int is_scale(const bench_scaling *sc, const char *label, is_bench *x, op_error *err) {
+static int is_scale(bench_scaling *sc, const char *label, is_bench *x, op_error *err) {
   is_oracle_run o;
   o.x = x, o.err = err;
   return bench_scaling_row(sc, label, is_oracle_once, &o);

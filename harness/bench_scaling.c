@@ -5,6 +5,7 @@
 */
 #include "harness/bench.h"
 #include "oracle/oracle_threads.h"
+#include "reports/report_targets.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,7 +58,7 @@ static double min_of(const double *t, int n) {
   return m;
 }
 
-int bench_scaling_row(const bench_scaling *sc, const char *label, int (*run)(void *ctx), void *ctx) {
+int bench_scaling_row(bench_scaling *sc, const char *label, int (*run)(void *ctx), void *ctx) {
   static double t[BENCH_SCALING_MAX][BENCH_SCALING_RUNS_MAX];
   double best[BENCH_SCALING_MAX], median[BENCH_SCALING_MAX];
   int i, k, rc = 0;
@@ -81,8 +82,30 @@ int bench_scaling_row(const bench_scaling *sc, const char *label, int (*run)(voi
     median[k] = bench_median_ms(t[k], sc->runs);
     printf(" %9.2f / %-7.2f", best[k], median[k]);
   }
-  for (k = 1; k < sc->n; k++) printf("  %5.2fx / %5.2fx", best[0] / best[k], median[0] / median[k]);
+  for (k = 1; k < sc->n; k++) {
+    const double speedup = best[0] / best[k], target = report_target_oracle_speedup(sc->threads[k]);
+    printf("  %5.2fx / %5.2fx", speedup, median[0] / median[k]);
+    if (!sc->shapes || speedup < sc->lowest[k]) {
+      sc->lowest[k] = speedup;
+      snprintf(sc->lowest_shape[k], sizeof sc->lowest_shape[k], "%s", label);
+    }
+    sc->reached[k] += target > 0 && speedup >= target;
+  }
+  sc->shapes++;
   printf("\n");
   fflush(stdout);
   return 0;
+}
+
+void bench_scaling_verdicts(const bench_scaling *sc) {
+  const long online = sysconf(_SC_NPROCESSORS_ONLN);
+  char line[512];
+  int k, printed = 0;
+  for (k = 1; k < sc->n; k++) {
+    if (!report_target_oracle_verdict(sc->threads[k], sc->threads[0], online, sc->shapes, sc->lowest[k],
+                                      sc->lowest_shape[k], sc->reached[k], line, sizeof line))
+      continue;
+    if (!printed++) printf("targets (issue 8, judged on the best times; docs/SPEED.md \"Oracle threads\"):\n");
+    printf("  %s\n", line);
+  }
 }

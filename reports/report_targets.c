@@ -87,6 +87,34 @@ int report_target_judge(const char *kernel, const char *shape, int have_fast, do
   return 1;
 }
 
+double report_target_oracle_speedup(int cores) { return cores == 2 ? 1.8 : cores == 16 ? 10.0 : 0.0; }
+
+int report_target_oracle_verdict(int cores, int first, long online, int shapes, double lowest,
+                                 const char *lowest_shape, int reached, char *buf, size_t len) {
+  const double target = report_target_oracle_speedup(cores);
+  char goal[32], head[64];
+  buf[0] = '\0';
+  if (target <= 0) return 0;
+  snprintf(goal, sizeof goal, ">= %gx", target);
+  snprintf(head, sizeof head, "%-10s oracle on %d cores", goal, cores); /* the kernels' verdicts' columns */
+  if (first != 1)
+    snprintf(buf, len, "%s: not judged: the target is over one thread, and the first count is %d", head, first);
+  else if (online < cores)
+    snprintf(buf, len, "%s: not judged: %ld processors online, fewer than %d", head, online, cores);
+  else if (shapes < 1)
+    snprintf(buf, len, "%s: not measured: no shape was timed", head);
+  else if (shapes == 1 && reached)
+    snprintf(buf, len, "%s: %.2fx (%s), reached", head, lowest, lowest_shape);
+  else if (shapes == 1)
+    snprintf(buf, len, "%s: %.2fx (%s), short by %.2fx", head, lowest, lowest_shape, target / lowest);
+  else if (reached == shapes)
+    snprintf(buf, len, "%s: lowest %.2fx (%s), reached on all %d shapes", head, lowest, lowest_shape, shapes);
+  else
+    snprintf(buf, len, "%s: lowest %.2fx (%s), short by %.2fx; reached on %d of %d shapes", head, lowest,
+             lowest_shape, target / lowest, reached, shapes);
+  return 1;
+}
+
 int report_target_verdict(const char *kernel, const char *shape, int have_fast, double fast_us, int have_ref,
                           double ref_us, char *buf, size_t len, const char **why) {
   char goal[32], status[256];

@@ -32,6 +32,26 @@ typedef struct report_target {
   const char *why_short; /* what holds it back, when it is not reached */
 } report_target;
 
+/*
+** Issue 8's targets for the oracle's speedup on `cores` cores over one
+** (>= 1.8x on 2, >= 10x on 16): the factor, or 0 for a count it sets none for.
+*/
+double report_target_oracle_speedup(int cores);
+
+/*
+** That target's verdict into buf (one line, no newline), judged on one
+** `bench --oracle-threads` call: first, the count the speedups are over
+** (the target is over 1); online, the processors online; shapes, how many
+** were timed; lowest and lowest_shape, the lowest best-time speedup on
+** `cores` threads and its shape; reached, the shapes at or over the target.
+** The line: the target, the lowest figure and its shape, then "reached on
+** all N shapes" or how far short and on how many it was reached ("reached"
+** or how far short, for one shape), or "not judged" and why.  1, or 0 (buf empty) when the issue sets no target for
+** the count.
+*/
+int report_target_oracle_verdict(int cores, int first, long online, int shapes, double lowest,
+                                 const char *lowest_shape, int reached, char *buf, size_t len);
+
 /* The targets, in the bench's line order: count, and target i (0 <= i < count). */
 int report_target_count(void);
 const report_target *report_target_at(int i);

@@ -375,6 +375,15 @@ Test(cli, bench_oracle_threads_prints_a_scaling_row_a_shape) {
   cr_expect(best1 > 0 && best1 <= med1 && best2 > 0 && best2 <= med2, "%s", row);
   /* the figures print to 0.01: their quotient can miss the printed speedup by a percent or so */
   cr_expect(up_best > 0.97 * best1 / best2 && up_best < 1.03 * best1 / best2, "speedup is best / best: %s", row);
+  /* under the rows, issue 8's verdict on that same figure: one shape, so it is the lowest */
+  row = strstr(out, "targets (issue 8, judged on the best times");
+  cr_assert_not_null(row, "%s", out);
+  {
+    char want[128];
+    snprintf(want, sizeof want, "oracle on 2 cores: %.2fx (csa128 pos 4096, B=1), ", up_best);
+    cr_expect(strstr(row, want) != NULL, "wanted '%s' in %s", want, row);
+    cr_expect(strstr(row, up_best >= 1.8 ? "), reached" : "), short by ") != NULL, "%s", row);
+  }
   o = RUN(NULL, "bench", "--oracle-threads", "1,2", "--oracle-runs", "1", "--filter", "csa4 pos 4096*");
   cr_expect_eq(o->status, 0, "%s", o->err);
   cr_expect(strstr(o->out, "csa4 pos 4096, B=1 ") != NULL, "%s", o->out);
