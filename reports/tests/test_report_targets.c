@@ -89,31 +89,42 @@ Test(report_targets, lines_without_a_target_and_missing_figures) {
 
 /* The oracle's targets: >= 1.8x on 2 cores and >= 10x on 16, over one thread, on the lowest shape. */
 Test(report_targets, the_oracle_is_held_to_its_lowest_shape_on_enough_cores) {
-  char *b = g_buf;
-  const size_t n = sizeof g_buf;
-  cr_assert_eq(report_target_oracle_verdict(2, 1, 2, 9, 1.72, "csa4 pos 4096, B=1", 7, b, n), 1);
-  expect_has(">= 1.8x    oracle on 2 cores: lowest 1.72x (csa4 pos 4096, B=1), short by 1.05x; reached on 7 of 9");
-  cr_assert_eq(report_target_oracle_verdict(2, 1, 2, 9, 1.90, "csa128 pos 4096, B=1", 9, b, n), 1);
-  expect_has("lowest 1.90x (csa128 pos 4096, B=1), reached on all 9 shapes");
-  expect_lacks("short");
-  cr_assert_eq(report_target_oracle_verdict(16, 1, 16, 9, 6.8, "csa128 pos 4096, B=1", 4, b, n), 1);
-  expect_has(">= 10x     oracle on 16 cores: lowest 6.80x (csa128 pos 4096, B=1), short by 1.47x; reached on 4 of 9");
-  cr_assert_eq(report_target_oracle_verdict(16, 1, 2, 9, 0.97, "csa128 pos 4096, B=1", 0, b, n), 1);
-  expect_has("oracle on 16 cores: not judged: 2 processors online, fewer than 16");
-  expect_lacks("lowest");
-  cr_assert_eq(report_target_oracle_verdict(2, 4, 16, 9, 0.5, "csa4 pos 4096, B=1", 0, b, n), 1);
-  expect_has("not judged: the target is over one thread, and the first count is 4");
-  cr_assert_eq(report_target_oracle_verdict(2, 1, 2, 1, 1.72, "csa4 pos 4096, B=1", 0, b, n), 1);
-  expect_has("oracle on 2 cores: 1.72x (csa4 pos 4096, B=1), short by 1.05x");
-  expect_lacks("of 1");
-  cr_assert_eq(report_target_oracle_verdict(2, 1, 2, 1, 1.9, "csa4 pos 4096, B=1", 1, b, n), 1);
-  expect_has("oracle on 2 cores: 1.90x (csa4 pos 4096, B=1), reached");
-  expect_lacks("all");
-  cr_assert_eq(report_target_oracle_verdict(2, 1, 2, 0, 0, "", 0, b, n), 1);
-  expect_has("not measured: no shape was timed");
-  cr_expect_eq(report_target_oracle_verdict(4, 1, 16, 9, 3.5, "csa4 pos 4096, B=1", 0, b, n), 0, "no target on 4");
+  static const struct {
+    int cores, first;
+    long online;
+    int shapes;
+    double lowest;
+    const char *shape;
+    int reached;
+    const char *has, *lacks;
+  } rows[] = {
+      {2, 1, 2, 9, 1.72, "csa4 pos 4096, B=1", 7,
+       ">= 1.8x    oracle on 2 cores: lowest 1.72x (csa4 pos 4096, B=1), short by 1.05x; reached on 7 of 9", NULL},
+      {2, 1, 2, 9, 1.90, "csa128 pos 4096, B=1", 9, "lowest 1.90x (csa128 pos 4096, B=1), reached on all 9 shapes",
+       "short"},
+      {16, 1, 16, 9, 6.8, "csa128 pos 4096, B=1", 4,
+       ">= 10x     oracle on 16 cores: lowest 6.80x (csa128 pos 4096, B=1), short by 1.47x; reached on 4 of 9", NULL},
+      {16, 1, 2, 9, 0.97, "csa128 pos 4096, B=1", 0, "on 16 cores: not judged: 2 processors online, fewer than 16",
+       "lowest"},
+      {2, 4, 16, 9, 0.5, "csa4 pos 4096, B=1", 0, "not judged: the target is over one thread, and the first count is 4",
+       NULL},
+      {2, 1, 2, 1, 1.72, "csa4 pos 4096, B=1", 0, "on 2 cores: 1.72x (csa4 pos 4096, B=1), short by 1.05x", "of 1"},
+      {2, 1, 2, 1, 1.9, "csa4 pos 4096, B=1", 1, "on 2 cores: 1.90x (csa4 pos 4096, B=1), reached", "all"},
+      {2, 1, 2, 0, 0, "", 0, "not measured: no shape was timed", NULL},
+  };
+  size_t i;
+  for (i = 0; i < sizeof rows / sizeof *rows; i++) {
+    cr_assert_eq(report_target_oracle_verdict(rows[i].cores, rows[i].first, rows[i].online, rows[i].shapes,
+                                              rows[i].lowest, rows[i].shape, rows[i].reached, g_buf, sizeof g_buf),
+                 1, "row %zu", i);
+    expect_has(rows[i].has);
+    if (rows[i].lacks) expect_lacks(rows[i].lacks);
+  }
+  cr_expect_eq(report_target_oracle_verdict(4, 1, 16, 9, 3.5, "csa4 pos 4096, B=1", 0, g_buf, sizeof g_buf), 0,
+               "no target on 4 cores");
   cr_expect_str_eq(g_buf, "");
-  cr_expect_eq(report_target_oracle_verdict(1, 2, 16, 9, 0.5, "csa4 pos 4096, B=1", 0, b, n), 0, "none on 1");
+  cr_expect_eq(report_target_oracle_verdict(1, 2, 16, 9, 0.5, "csa4 pos 4096, B=1", 0, g_buf, sizeof g_buf), 0,
+               "none on 1");
 }
 
 Test(report_targets, the_log_keeps_verdicts_in_line_order_and_counts_what_it_drops) {
