@@ -68,6 +68,7 @@ int bench_timing_parse(const char *name, bench_timing *t);
 typedef struct bench_scaling {
   int threads[BENCH_SCALING_MAX], n;
   int runs;
+  int calls; /* --oracle-calls: each shape's time by parallel call site under its row */
   /*
   ** What the rows found, for the verdicts: shapes timed; for each later
   ** count k, the lowest best-time speedup over the first count, its shape,
@@ -91,6 +92,16 @@ void bench_scaling_header(const bench_scaling *sc);
 ** thread count at its default.  0, or -1 when a run failed.
 */
 int bench_scaling_row(bench_scaling *sc, const char *label, int (*run)(void *ctx), void *ctx);
+
+/*
+** --oracle-calls (bench_scaling_calls.c), driven by bench_scaling_row: reset
+** before a shape's timed runs; each timed run between run_begin and
+** run_end (count index k, run index, the step's ms); print after the row.
+*/
+void bench_calls_reset(void);
+void bench_calls_run_begin(void);
+void bench_calls_run_end(int k, int run, double step_ms);
+void bench_calls_print(const bench_scaling *sc);
 
 /*
 ** Prints the verdicts of issue 8's oracle targets (report_target_oracle_verdict)

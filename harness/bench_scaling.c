@@ -66,13 +66,16 @@ int bench_scaling_row(bench_scaling *sc, const char *label, int (*run)(void *ctx
     oracle_threads_set(sc->threads[k]);
     rc = run(ctx);
   }
+  if (sc->calls) bench_calls_reset();
   for (i = 0; i < sc->runs && rc == 0; i++)
     for (k = 0; k < sc->n && rc == 0; k++) {
       double t0;
       oracle_threads_set(sc->threads[k]);
+      if (sc->calls) bench_calls_run_begin();
       t0 = bench_now_ms();
       rc = run(ctx);
       t[k][i] = bench_now_ms() - t0;
+      if (sc->calls) bench_calls_run_end(k, i, t[k][i]);
     }
   oracle_threads_set(0);
   if (rc != 0) return -1;
@@ -93,6 +96,7 @@ int bench_scaling_row(bench_scaling *sc, const char *label, int (*run)(void *ctx
   }
   sc->shapes++;
   printf("\n");
+  if (sc->calls) bench_calls_print(sc);
   fflush(stdout);
   return 0;
 }

@@ -43,7 +43,8 @@ static const char bench_help[] =
     "                     [--timing held|submit|sync] [--db PATH]\n"
     "       bitgate bench --compare [--variant V] [--filter GLOB] [--timing T] [--db PATH]\n"
     "       bitgate bench --targets [--run ID|latest] [--db PATH]\n"
-    "       bitgate bench --oracle-threads N,M[,...] [--oracle-runs R] [--filter GLOB]\n\n"
+    "       bitgate bench --oracle-threads N,M[,...] [--oracle-runs R] [--oracle-calls]\n"
+    "                     [--filter GLOB]\n\n"
     "Times, with the fast and the reference kernels side by side, each stage of a\n"
     "CSA decode step (S = 1, 64 heads, FP8 cache) and the whole step: ratio 128 at\n"
     "positions 4096 and 65536 (B = 1); ratio 4 with 64 index heads and topk 512\n"
@@ -113,7 +114,11 @@ static const char bench_help[] =
     "16).  Under the rows, issue 8's oracle targets (>= 1.8x on 2 cores, >= 10x\n"
     "on 16, over 1 thread) get a verdict on the lowest shape's best-time speedup:\n"
     "reached, or how far short and on how many shapes it was reached; not judged\n"
-    "when fewer processors are online than the count.  Nothing is recorded.\n\n" EXIT_CODES_HELP;
+    "when fewer processors are online than the count.  --oracle-calls adds, under\n"
+    "each row, the step's time by the oracle's parallel call sites (a call's own\n"
+    "time, its inner calls' apart): calls and items a step, each count's best\n"
+    "and median ms and the speedups, and the time between calls (the work no call\n"
+    "spreads): where a row's speedup is lost.  Nothing is recorded.\n\n" EXIT_CODES_HELP;
 
 /* --trend: the recorded figures of db, read-only (reports/report_trend.h). */
 static int bench_trend(const char *db, const report_trend_opts *t) {
@@ -172,7 +177,7 @@ int cmd_bench(int argc, char **argv) {
   bench_scaling scaling;
   static launch_skip skip; /* 8 KB: kept off the stack */
   char err[1024];
-  int i, r, status, trend = 0, compare = 0, targets_only = 0, exploring;
+  int i, r, status, trend = 0, compare = 0, targets_only = 0, exploring, oracle_calls = 0;
   memset(&o, 0, sizeof o);
   o.variants = 1u << DEVICE_VARIANT_FAST | 1u << DEVICE_VARIANT_REFERENCE;
   for (i = 1; i < argc; i++) {
@@ -215,6 +220,8 @@ int cmd_bench(int argc, char **argv) {
       if (r < 0) return EXIT_CODE_USAGE;
       if (launch_skip_parse(&skip, skip_arg, err, sizeof err) != 0)
         return cli_usage_error("bench", "--skip-kernels %s", err);
+    } else if (!strcmp(argv[i], "--oracle-calls")) {
+      oracle_calls = 1;
     } else if (!strcmp(argv[i], "--no-check")) {
       o.no_check = 1;
     } else {
@@ -231,6 +238,7 @@ int cmd_bench(int argc, char **argv) {
     return cli_usage_error("bench", "%s", err);
   if (scaling_runs_arg && !scaling_arg)
     return cli_usage_error("bench", "--oracle-runs '%s' needs --oracle-threads", scaling_runs_arg);
+  if (oracle_calls && !scaling_arg) return cli_usage_error("bench", "--oracle-calls needs --oracle-threads");
   if (scaling_arg) {
     unsigned long long n = 0;
     const char *stray = compare        ? "--compare"
@@ -250,6 +258,7 @@ int cmd_bench(int argc, char **argv) {
                                BENCH_SCALING_RUNS_MAX);
       scaling.runs = (int)n;
     }
+    scaling.calls = oracle_calls;
     session_open(&ses, 1u << LANE_ORACLE, 0);
     o.ses = &ses;
     o.scaling = &scaling;

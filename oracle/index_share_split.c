@@ -125,10 +125,8 @@ static void split_values(void *ctx, long long begin, long long end, int worker) 
   }
 }
 
-/* Runs fn over count items on as many workers as there are items, up to all. */
-static void split_phase(long long count, oracle_range_fn fn, split_job *j) {
-  oracle_parallel_for(count, oracle_parallel_workers(count, 1), fn, j);
-}
+/* Runs fn over count items on as many workers as there are items, up to all (a macro: profiles name fn). */
+#define split_phase(count, fn, j) oracle_parallel_for((count), oracle_parallel_workers((count), 1), fn, (j))
 
 void is_rows_attend_split(const is_ctx *x, long long units) {
   /* the calling thread's blocks, kept from call to call: fresh ones would fault a page each 4 KiB */

@@ -254,7 +254,8 @@ static void pool_grow(int n) {
   pthread_attr_destroy(&attr);
 }
 
-void oracle_parallel_for(long long count, int workers, oracle_range_fn fn, void *ctx) {
+/* The call itself: oracle_parallel_for_named without the profile. */
+static void parallel_for(long long count, int workers, oracle_range_fn fn, void *ctx) {
   job j;
   int was_in_worker = in_worker;
   if (count <= 0) return;
@@ -285,6 +286,56 @@ void oracle_parallel_for(long long count, int workers, oracle_range_fn fn, void 
   atomic_store(&pool.open, NULL); /* closed: a helper looking now takes no seat */
   await_helpers_out();
   pthread_mutex_unlock(&pool.owner);
+}
+
+static _Thread_local oracle_call_log *call_log; /* oracle_call_log_set's */
+#define CALL_DEPTH_MAX 8 /* logged calls open at once on a thread; deeper ones count in their parent's time */
+static _Thread_local int call_depth;
+static _Thread_local long long call_inner_ns[CALL_DEPTH_MAX]; /* per open call: its logged inner calls' time */
+
+oracle_call_log *oracle_call_log_set(oracle_call_log *log) {
+  oracle_call_log *was = call_log;
+  call_log = log;
+  return was;
+}
+
+/* log's site of name (the name's text, not its address), added when new; NULL when the log is full. */
+static oracle_call_site *call_log_site(oracle_call_log *log, const char *name) {
+  int i;
+  for (i = 0; i < log->n && strcmp(log->site[i].name, name); i++) continue;
+  if (i < log->n) return &log->site[i];
+  if (log->n == ORACLE_CALL_SITES_MAX) {
+    log->dropped++;
+    return NULL;
+  }
+  memset(&log->site[i], 0, sizeof log->site[i]);
+  log->site[i].name = name;
+  log->n++;
+  return &log->site[i];
+}
+
+/*
+** A logged call's own time: its wall time less its logged inner calls'.  A
+** call that runs inline (one worker, one item) makes its inner calls at the
+** top level, where they are logged too; without the subtraction their time
+** would count twice.
+*/
+void oracle_parallel_for_named(long long count, int workers, oracle_range_fn fn, void *ctx, const char *name) {
+  oracle_call_log *const log = in_worker ? NULL : call_log;
+  oracle_call_site *site;
+  long long t0, total;
+  if (!log || call_depth == CALL_DEPTH_MAX) {
+    parallel_for(count, workers, fn, ctx);
+    return;
+  }
+  site = call_log_site(log, name); /* on entry: a site is listed where its first call began */
+  call_inner_ns[call_depth++] = 0;
+  t0 = now_ns();
+  parallel_for(count, workers, fn, ctx);
+  total = now_ns() - t0;
+  call_depth--;
+  if (site) site->calls++, site->items += count, site->ns += total - call_inner_ns[call_depth];
+  if (call_depth) call_inner_ns[call_depth - 1] += total;
 }
 
 void *oracle_alloc_or_die(size_t count, size_t size, const char *file, int line) {

@@ -50,8 +50,38 @@ typedef void (*oracle_range_fn)(void *ctx, long long begin, long long end, int w
 ** is a plain call fn(ctx, 0, count, 0).  Each item is handed out exactly once;
 ** if a thread cannot be started the other workers (always the caller) take
 ** its share, so the call never fails.  Returns after every item is done.
+** A macro, so that a profile (below) names the call by its function: name
+** is fn's text.
 */
-void oracle_parallel_for(long long count, int workers, oracle_range_fn fn, void *ctx);
+void oracle_parallel_for_named(long long count, int workers, oracle_range_fn fn, void *ctx, const char *name);
+#define oracle_parallel_for(count, workers, fn, ctx) oracle_parallel_for_named((count), (workers), (fn), (ctx), #fn)
+
+/*
+** A profile of the parallel calls (`bitgate bench --oracle-calls`): while a
+** log is set on a thread, each oracle_parallel_for that thread makes at the
+** top level (not from inside a worker's items) adds its own time to the
+** log's site of its name (sites listed in the order their first calls
+** began): from the call to the return
+** after every item, less the time of the logged calls made inside it (a
+** call that runs inline makes those at the top level).  So the sites' times
+** add up to the time spent in calls, and the rest of a step is the work no
+** call spreads.  Calls of sites past ORACLE_CALL_SITES_MAX are counted in
+** dropped; their time is in no site.
+** Costs nothing with no log set but a thread-local load a call.
+*/
+#define ORACLE_CALL_SITES_MAX 32
+typedef struct oracle_call_site {
+  const char *name; /* the function's name, as the call wrote it */
+  long long calls, items;
+  long long ns;
+} oracle_call_site;
+typedef struct oracle_call_log {
+  oracle_call_site site[ORACLE_CALL_SITES_MAX];
+  int n, dropped;
+} oracle_call_log;
+
+/* Sets this thread's log (NULL: none); returns the one it replaces.  The caller clears the log. */
+oracle_call_log *oracle_call_log_set(oracle_call_log *log);
 
 /*
 ** calloc that aborts naming the caller's file and line when memory runs

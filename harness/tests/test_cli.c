@@ -387,6 +387,25 @@ Test(cli, bench_oracle_threads_prints_a_scaling_row_a_shape) {
   o = RUN(NULL, "bench", "--oracle-threads", "1,2", "--oracle-runs", "1", "--filter", "csa4 pos 4096*");
   cr_expect_eq(o->status, 0, "%s", o->err);
   cr_expect(strstr(o->out, "csa4 pos 4096, B=1 ") != NULL, "%s", o->out);
+  cr_expect(!strstr(o->out, "parallel call"), "the call sites print only when asked: %s", o->out);
+  /* --oracle-calls: under the row, the step's time by the oracle's parallel call sites */
+  o = RUN(NULL, "bench", "--oracle-threads", "1,2", "--oracle-runs", "1", "--oracle-calls", "--filter",
+          "csa128 pos 4096*");
+  cr_expect_eq(o->status, 0, "%s", o->err);
+  row = strstr(o->out, "csa128 pos 4096, B=1 ");
+  cr_assert_not_null(row, "%s", o->out);
+  cr_expect(strstr(row, "parallel call") && strstr(row, "calls") && strstr(row, "items"), "%s", row);
+  {
+    long long calls, items;
+    const char *pools = strstr(row, "  pool_dims ");
+    cr_assert_not_null(pools, "the record's pools have a line: %s", row);
+    cr_expect(sscanf(pools, " pool_dims %lld %lld", &calls, &items) == 2 && calls == 1 && items == 512,
+              "one call over the record's 512 dims: %.120s", pools);
+  }
+  cr_expect(strstr(row, "  between calls ") != NULL, "%s", row);
+  cr_expect(strstr(row, "targets (issue 8") > strstr(row, "between calls"), "the sites come before the verdicts");
+  o = RUN(NULL, "bench", "--oracle-calls");
+  cr_expect(o->status == 2 && strstr(o->err, "--oracle-calls needs --oracle-threads"), "%s", o->err);
   {
     static const char *const bad[] = {"1", "0,2", "1,2,", "1,a", "1,,2", "-1,2", "1,2,3,4,5", "1, 2"};
     size_t i;

@@ -16,6 +16,7 @@
 #include <stdatomic.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define ITEMS_MAX 1000
@@ -129,6 +130,89 @@ Test(oracle_threads_pool, nested_calls_run_inline, .timeout = 60) {
   cr_expect_eq(atomic_load(&n.outer_items), 64);
   cr_expect_eq(atomic_load(&n.inline_ok), 64);
   cr_expect_eq(atomic_load(&n.inline_bad), 0);
+}
+
+/* ---- the call log (oracle_call_log_set) ---------------------------------- */
+
+static long long mono_ns(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (long long)t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+/* Busy for us microseconds of wall time (a sleep would free the core the pool's timing relies on). */
+static void spend(long long us) {
+  const long long until = mono_ns() + us * 1000;
+  while (mono_ns() < until) continue;
+}
+
+static void leaf(void *ctx, long long begin, long long end, int worker) {
+  (void)ctx, (void)worker;
+  spend(500 * (end - begin));
+}
+
+/* One item (so it runs inline, at the top level): 2 ms of its own, then a call of its own over 4 leaves. */
+static void one_item(void *ctx, long long begin, long long end, int worker) {
+  (void)ctx, (void)begin, (void)end, (void)worker;
+  spend(2000);
+  oracle_parallel_for(4, 2, leaf, NULL);
+}
+
+static const oracle_call_site *site_named(const oracle_call_log *log, const char *name) {
+  int i;
+  for (i = 0; i < log->n; i++)
+    if (!strcmp(log->site[i].name, name)) return &log->site[i];
+  return NULL;
+}
+
+/*
+** A call's own time leaves out its logged inner calls': one_item (its 2 ms,
+** then 4 leaves) and the leaves together take no more than the whole call's
+** wall time, where counting the leaves twice would take more.
+*/
+Test(oracle_threads_pool, the_call_log_counts_each_sites_own_time, .timeout = 60) {
+  static oracle_call_log log;
+  const oracle_call_site *item, *leaves;
+  long long t0, wall;
+  memset(&log, 0, sizeof log);
+  cr_assert_null(oracle_call_log_set(&log), "no log before");
+  t0 = mono_ns();
+  oracle_parallel_for(1, 2, one_item, NULL);
+  wall = mono_ns() - t0;
+  oracle_call_log_set(NULL);
+  cr_assert_eq(log.n, 2, "sites one_item and leaf: %d", log.n);
+  cr_expect_str_eq(log.site[0].name, "one_item", "sites are listed where their first calls began");
+  cr_assert_not_null(item = site_named(&log, "one_item"));
+  cr_assert_not_null(leaves = site_named(&log, "leaf"));
+  cr_expect(item->calls == 1 && item->items == 1 && leaves->calls == 1 && leaves->items == 4, "%lld %lld %lld %lld",
+            item->calls, item->items, leaves->calls, leaves->items);
+  cr_expect_geq(item->ns, 2000000, "one_item's own 2 ms: %lld ns", item->ns);
+  cr_expect_geq(leaves->ns, 1000000, "4 leaves of 0.5 ms on 2 workers: %lld ns", leaves->ns);
+  cr_expect_leq(item->ns + leaves->ns, wall, "own %lld + leaves %lld ns within the call's %lld", item->ns, leaves->ns,
+                wall);
+}
+
+/* Sites by name across calls; calls made inside a worker's items, and calls with no log set, are not logged. */
+Test(oracle_threads_pool, the_call_log_names_each_site_and_counts_its_calls, .timeout = 60) {
+  static oracle_call_log log;
+  const oracle_call_site *c;
+  nested n;
+  memset(&log, 0, sizeof log);
+  memset(&n, 0, sizeof n);
+  oracle_call_log_set(&log);
+  oracle_parallel_for(64, 4, outer, &n); /* its items' inner calls run inside a worker: its time */
+  oracle_parallel_for(3, 1, leaf, NULL);
+  oracle_parallel_for(2, 2, leaf, NULL);
+  cr_assert_eq(oracle_call_log_set(NULL), &log, "the log set is the one returned");
+  oracle_parallel_for(2, 2, leaf, NULL); /* no log: not counted */
+  cr_assert_eq(log.n, 2, "sites outer and leaf: %d", log.n);
+  cr_assert_not_null(c = site_named(&log, "outer"));
+  cr_expect(c->calls == 1 && c->items == 64, "outer: %lld calls, %lld items", c->calls, c->items);
+  cr_expect_null(site_named(&log, "inner"), "a call from inside a worker's items is its caller's time");
+  cr_assert_not_null(c = site_named(&log, "leaf"));
+  cr_expect(c->calls == 2 && c->items == 5, "leaf: %lld calls, %lld items (3 + 2)", c->calls, c->items);
+  cr_expect_geq(c->ns, 2000000, "leaf's time %lld ns: 1.5 ms in turn, then >= 0.5", c->ns);
+  cr_expect_eq(log.dropped, 0);
 }
 
 static void *call_many(void *arg) {

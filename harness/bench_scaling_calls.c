@@ -1,0 +1,98 @@
+/*
+** bench_scaling_calls.c: `bitgate bench --oracle-threads LIST --oracle-calls`
+** (bench.h): under each shape's scaling row, where its step's time goes, by
+** the oracle's parallel call sites (oracle_threads.h's profile), at each
+** thread count.  A site whose speedup trails the row's is where the row
+** loses; "between calls" is the step's work that no call spreads.
+*/
+#include "harness/bench.h"
+#include "oracle/oracle_threads.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define SITES_MAX ORACLE_CALL_SITES_MAX
+
+/* One shape's timed runs, by site: the sites in the order first seen at any count. */
+static struct {
+  const char *name[SITES_MAX];
+  long long calls[SITES_MAX], items[SITES_MAX]; /* a step's, from the last run logged */
+  double ms[BENCH_SCALING_MAX][SITES_MAX + 1][BENCH_SCALING_RUNS_MAX]; /* [k][SITES_MAX]: between calls */
+  int n, dropped;
+} shape;
+
+static oracle_call_log run_log;
+
+void bench_calls_reset(void) { memset(&shape, 0, sizeof shape); }
+
+void bench_calls_run_begin(void) {
+  memset(&run_log, 0, sizeof run_log);
+  oracle_call_log_set(&run_log);
+}
+
+/* The shape's index of site name, added when new; -1 past SITES_MAX. */
+static int site_of(const char *name) {
+  int i;
+  for (i = 0; i < shape.n && strcmp(shape.name[i], name); i++) continue;
+  if (i < shape.n) return i;
+  if (shape.n == SITES_MAX) return -1;
+  shape.name[shape.n] = name;
+  return shape.n++;
+}
+
+void bench_calls_run_end(int k, int run, double step_ms) {
+  double in_calls = 0;
+  int i, s;
+  oracle_call_log_set(NULL);
+  for (i = 0; i < run_log.n; i++) {
+    const oracle_call_site *c = &run_log.site[i];
+    if ((s = site_of(c->name)) < 0) {
+      shape.dropped++;
+      continue;
+    }
+    shape.ms[k][s][run] = (double)c->ns * 1e-6;
+    shape.calls[s] = c->calls, shape.items[s] = c->items;
+    in_calls += shape.ms[k][s][run];
+  }
+  shape.dropped += run_log.dropped;
+  shape.ms[k][SITES_MAX][run] = step_ms - in_calls;
+}
+
+static double best_of(const double *t, int n) {
+  double m = t[0];
+  int i;
+  for (i = 1; i < n; i++)
+    if (t[i] < m) m = t[i];
+  return m;
+}
+
+/* One line: a site (or between calls, s == SITES_MAX), each count's best and median, the speedups. */
+static void print_site(const bench_scaling *sc, int s, const char *head) {
+  static double t[BENCH_SCALING_RUNS_MAX];
+  double best[BENCH_SCALING_MAX], median[BENCH_SCALING_MAX];
+  int k;
+  printf("%s", head);
+  for (k = 0; k < sc->n; k++) {
+    memcpy(t, shape.ms[k][s], (size_t)sc->runs * sizeof t[0]); /* bench_median_ms sorts its copy */
+    best[k] = best_of(t, sc->runs);
+    median[k] = bench_median_ms(t, sc->runs);
+    printf(" %9.3f / %-7.3f", best[k], median[k]);
+  }
+  for (k = 1; k < sc->n; k++)
+    if (best[k] > 0 && median[k] > 0) printf("  %5.2fx / %5.2fx", best[0] / best[k], median[0] / median[k]);
+    else printf("  %15s", "-");
+  printf("\n");
+}
+
+void bench_calls_print(const bench_scaling *sc) {
+  char head[64];
+  int s;
+  printf("  %-20s%6s%8s  ms a step, best / median, as the row (--oracle-calls)\n", "parallel call", "calls", "items");
+  for (s = 0; s < shape.n; s++) {
+    snprintf(head, sizeof head, "  %-20.20s%6lld%8lld", shape.name[s], shape.calls[s], shape.items[s]);
+    print_site(sc, s, head);
+  }
+  snprintf(head, sizeof head, "  %-34s", "between calls");
+  print_site(sc, SITES_MAX, head);
+  if (shape.dropped) printf("  (%d calls of sites past the first %d are in 'between calls')\n", shape.dropped, SITES_MAX);
+}
