@@ -18,6 +18,7 @@ static struct {
   const char *name[SITES_MAX];
   long long calls[SITES_MAX], items[SITES_MAX]; /* a step's, from the last run logged */
   double ms[BENCH_SCALING_MAX][SITES_MAX + 1][BENCH_SCALING_RUNS_MAX]; /* [k][SITES_MAX]: between calls */
+  unsigned char seen[BENCH_SCALING_MAX][SITES_MAX + 1]; /* a count may take another path: a site of its own */
   int n, dropped;
 } shape;
 
@@ -51,11 +52,13 @@ void bench_calls_run_end(int k, int run, double step_ms) {
       continue;
     }
     shape.ms[k][s][run] = (double)c->ns * 1e-6;
+    shape.seen[k][s] = 1;
     shape.calls[s] = c->calls, shape.items[s] = c->items;
     in_calls += shape.ms[k][s][run];
   }
   shape.dropped += run_log.dropped;
   shape.ms[k][SITES_MAX][run] = step_ms - in_calls;
+  shape.seen[k][SITES_MAX] = 1;
 }
 
 static double best_of(const double *t, int n) {
@@ -66,21 +69,32 @@ static double best_of(const double *t, int n) {
   return m;
 }
 
-/* One line: a site (or between calls, s == SITES_MAX), each count's best and median, the speedups. */
+/*
+** One line: a site (or between calls, s == SITES_MAX), each count's best and
+** median, the speedups; "-" where a count made no such call (at one thread
+** a call over one item runs inline and its inner calls show; at more, they
+** run inside the workers' items and are its time).
+*/
 static void print_site(const bench_scaling *sc, int s, const char *head) {
   static double t[BENCH_SCALING_RUNS_MAX];
   double best[BENCH_SCALING_MAX], median[BENCH_SCALING_MAX];
   int k;
   printf("%s", head);
   for (k = 0; k < sc->n; k++) {
+    if (!shape.seen[k][s]) {
+      printf(" %19s", "-");
+      continue;
+    }
     memcpy(t, shape.ms[k][s], (size_t)sc->runs * sizeof t[0]); /* bench_median_ms sorts its copy */
     best[k] = best_of(t, sc->runs);
     median[k] = bench_median_ms(t, sc->runs);
     printf(" %9.3f / %-7.3f", best[k], median[k]);
   }
   for (k = 1; k < sc->n; k++)
-    if (best[k] > 0 && median[k] > 0) printf("  %5.2fx / %5.2fx", best[0] / best[k], median[0] / median[k]);
-    else printf("  %15s", "-");
+    if (shape.seen[0][s] && shape.seen[k][s] && best[k] > 0 && median[k] > 0)
+      printf("  %5.2fx / %5.2fx", best[0] / best[k], median[0] / median[k]);
+    else
+      printf("  %15s", "-");
   printf("\n");
 }
 
