@@ -7,8 +7,10 @@
 #include "harness/commands.h"
 #include "harness/exit_codes.h"
 #include "harness/worker.h"
+#include "oracle/oracle_threads.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 const char *bitgate_version = BITGATE_VERSION;
@@ -17,7 +19,7 @@ static const struct command {
   const char *name;
   int (*run)(int argc, char **argv);
   const char *summary;
-  int kernels; /* compiles kernels or records their hash: refused while BITGATE_KERNEL_TREE is unusable */
+  int kernels; /* compiles kernels or records their hash: refused while BITGATE_KERNEL_TREE or _PLANT is unusable */
 } commands[] = {
     {"run", cmd_run, "run a suite: oracle against device, every lane, results into SQLite", 1},
     {"nightly", cmd_nightly, "run a suite and hold every stage payload to the golden store; write a report", 1},
@@ -66,9 +68,21 @@ int main(int argc, char **argv) {
   if (!strcmp(argv[1], "--version")) return cmd_version(argc - 1, argv + 1);
   if (!strcmp(argv[1], "worker")) worker_test_hooks_start(); /* before the check below reads the sources */
   for (i = 0; i < COMMAND_COUNT; i++) {
+    const int help = argc > 2 && cli_is_help(argv[2]);
     if (strcmp(argv[1], commands[i].name)) continue;
-    if (commands[i].kernels && kernel_tree_error() && !(argc > 2 && cli_is_help(argv[2])))
+    /*
+    ** The settings that change what is run are checked before any command
+    ** runs: a mistyped one would otherwise be ignored (the thread count) or
+    ** surface only where kernels compile, on a GPU, while the oracle lane
+    ** passed as if it were unset (the plant).
+    */
+    if (!help && oracle_threads_env() < 0)
+      return cli_usage_error(argv[1], "BITGATE_ORACLE_THREADS='%.40s': expected a whole number from 1 to %d, or unset "
+                                      "for every core",
+                             getenv("BITGATE_ORACLE_THREADS"), ORACLE_THREADS_MAX);
+    if (commands[i].kernels && kernel_tree_error() && !help)
       return cli_env_error(argv[1], "BITGATE_KERNEL_TREE: %s", kernel_tree_error());
+    if (commands[i].kernels && kernel_plant_error() && !help) return cli_env_error(argv[1], "%s", kernel_plant_error());
     return commands[i].run(argc - 1, argv + 1);
   }
   fprintf(stderr, "bitgate: unknown command '%s' (try 'bitgate --help')\n", argv[1]);

@@ -45,15 +45,20 @@ void oracle_threads_set(int n) {
   atomic_store(&threads_fixed, n > 0 ? n : 0);
 }
 
-/* BITGATE_ORACLE_THREADS as a count, or 0 when unset or not a whole number >= 1. */
-static int threads_from_env(void) {
+int oracle_threads_env(void) {
   const char *s = getenv("BITGATE_ORACLE_THREADS");
   char *end;
   long n;
   if (!s || !*s) return 0;
+  if (*s < '0' || *s > '9') return -1; /* strtol would take blanks and a sign */
   n = strtol(s, &end, 10);
-  if (*end || n < 1) return 0; /* not a count: ignored, the default applies */
-  return n > ORACLE_THREADS_MAX ? ORACLE_THREADS_MAX : (int)n;
+  return *end || n < 1 || n > ORACLE_THREADS_MAX ? -1 : (int)n;
+}
+
+/* BITGATE_ORACLE_THREADS as a count, or 0 when unset or not one (ignored: the default applies). */
+static int threads_from_env(void) {
+  const int n = oracle_threads_env();
+  return n > 0 ? n : 0;
 }
 
 int oracle_threads_count(void) {

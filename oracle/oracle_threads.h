@@ -27,6 +27,13 @@
 /* n >= 1 fixes the thread count; n <= 0 returns to the environment / processor default. */
 void oracle_threads_set(int n);
 
+/*
+** BITGATE_ORACLE_THREADS as it stands: 0 when unset or empty, the count
+** when it is a whole number from 1 to ORACLE_THREADS_MAX, -1 for anything
+** else (which the oracle ignores; the CLI refuses it, naming the value).
+*/
+int oracle_threads_env(void);
+
 /* The thread count a top-level call would use now (>= 1). */
 int oracle_threads_count(void);
 

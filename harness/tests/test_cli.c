@@ -106,6 +106,42 @@ Test(cli, a_filter_that_keeps_nothing_exits_2_before_anything_is_recorded) {
                "a filter that keeps some cases runs them");
 }
 
+/*
+** The environment's settings are checked before a command runs: a thread
+** count that is not one used to be ignored (every core), and a plant that
+** cannot apply used to surface only where kernels compile (on a GPU) while
+** the oracle lane passed as if it were unset.
+*/
+Test(cli, settings_in_the_environment_that_cannot_apply_are_refused_naming_them) {
+  static const char *const bad_threads[] = {"abc", "0", "-2", " 3", "3x", "1025"};
+  char path[400];
+  outcome *o;
+  size_t i;
+  for (i = 0; i < sizeof bad_threads / sizeof *bad_threads; i++) {
+    char want[80];
+    cr_assert_eq(setenv("BITGATE_ORACLE_THREADS", bad_threads[i], 1), 0);
+    o = RUN(tmp, "run", "--lanes", "oracle", "--filter", "is.masked.*", "--db", "e.db");
+    snprintf(want, sizeof want, "BITGATE_ORACLE_THREADS='%s': expected a whole number from 1 to ", bad_threads[i]);
+    cr_expect(o->status == 2 && strstr(o->err, want) && line_count(o->err) == 1, "'%s': %d %s", bad_threads[i],
+              o->status, o->err);
+  }
+  cr_expect_eq(RUN(NULL, "run", "--help")->status, 0, "help still prints");
+  cr_assert_eq(setenv("BITGATE_ORACLE_THREADS", "2", 1), 0);
+  cr_expect_eq(RUN(tmp, "run", "--lanes", "oracle", "--filter", "is.masked.*", "--db", "ok.db")->status, 0, "a count");
+  cr_assert_eq(unsetenv("BITGATE_ORACLE_THREADS"), 0);
+  cr_assert_eq(setenv("BITGATE_PLANT", "nosuch.cu:a=>b", 1), 0);
+  o = RUN(tmp, "run", "--lanes", "oracle", "--filter", "is.masked.*", "--db", "e.db");
+  cr_expect(o->status == 3 && strstr(o->err, "BITGATE_PLANT='nosuch.cu:a=>b': no kernel source of that name"), "%d %s",
+            o->status, o->err);
+  cr_assert_eq(setenv("BITGATE_PLANT", "no arrow here", 1), 0);
+  o = RUN(NULL, "bench", "--oracle-threads", "1,2", "--filter", "csa128 pos 4096*");
+  cr_expect(o->status == 3 && strstr(o->err, "expected FILE:OLD=>NEW"), "%d %s", o->status, o->err);
+  cr_expect_eq(RUN(NULL, "list")->status, 0, "a command that compiles no kernel does not read the plant");
+  cr_assert_eq(unsetenv("BITGATE_PLANT"), 0);
+  snprintf(path, sizeof path, "%s/e.db", tmp);
+  cr_expect(access(path, F_OK) != 0, "a refused run recorded something");
+}
+
 Test(cli, unopenable_database_exits_3_naming_path) {
   char path[400];
   outcome *o;
