@@ -35,6 +35,14 @@ double bench_median_ms(double *t, int n) {
   return t[n / 2];
 }
 
+double bench_min_ms(const double *t, int n) {
+  double m = t[0];
+  int i;
+  for (i = 1; i < n; i++)
+    if (t[i] < m) m = t[i];
+  return m;
+}
+
 int bench_oracle_ms(int (*run)(void *ctx), void *ctx, double *ms) {
   double t[BENCH_ORACLE_RUNS], spent = 0;
   int n;

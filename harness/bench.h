@@ -166,6 +166,9 @@ double bench_now_ms(void);
 /* The median of t[0..n) (sorts t). */
 double bench_median_ms(double *t, int n);
 
+/* The least of t[0..n) (n >= 1). */
+double bench_min_ms(const double *t, int n);
+
 /*
 ** The oracle's time in ms: one untimed run first (it touches the outputs'
 ** pages: a first run's page faults serialise its threads and hid half the

@@ -50,14 +50,6 @@ void bench_scaling_header(const bench_scaling *sc) {
   printf("\n");
 }
 
-static double min_of(const double *t, int n) {
-  double m = t[0];
-  int i;
-  for (i = 1; i < n; i++)
-    if (t[i] < m) m = t[i];
-  return m;
-}
-
 int bench_scaling_row(bench_scaling *sc, const char *label, int (*run)(void *ctx), void *ctx) {
   static double t[BENCH_SCALING_MAX][BENCH_SCALING_RUNS_MAX];
   double best[BENCH_SCALING_MAX], median[BENCH_SCALING_MAX];
@@ -81,7 +73,7 @@ int bench_scaling_row(bench_scaling *sc, const char *label, int (*run)(void *ctx
   if (rc != 0) return -1;
   printf("%-36s", label);
   for (k = 0; k < sc->n; k++) {
-    best[k] = min_of(t[k], sc->runs);
+    best[k] = bench_min_ms(t[k], sc->runs);
     median[k] = bench_median_ms(t[k], sc->runs);
     printf(" %9.2f / %-7.2f", best[k], median[k]);
   }

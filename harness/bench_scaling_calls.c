@@ -61,14 +61,6 @@ void bench_calls_run_end(int k, int run, double step_ms) {
   shape.seen[k][SITES_MAX] = 1;
 }
 
-static double best_of(const double *t, int n) {
-  double m = t[0];
-  int i;
-  for (i = 1; i < n; i++)
-    if (t[i] < m) m = t[i];
-  return m;
-}
-
 /*
 ** One line: a site (or between calls, s == SITES_MAX), each count's best and
 ** median, the speedups; "-" where a count made no such call (at one thread
@@ -86,7 +78,7 @@ static void print_site(const bench_scaling *sc, int s, const char *head) {
       continue;
     }
     memcpy(t, shape.ms[k][s], (size_t)sc->runs * sizeof t[0]); /* bench_median_ms sorts its copy */
-    best[k] = best_of(t, sc->runs);
+    best[k] = bench_min_ms(t, sc->runs);
     median[k] = bench_median_ms(t, sc->runs);
     printf(" %9.3f / %-7.3f", best[k], median[k]);
   }
