@@ -36,7 +36,10 @@
 ** always computed by one worker in the order above, so bits do not depend
 ** on the split; selection ranks the finished scores of its row alone (by
 ** nx_csa_rank_key, whose descending order is nx_csa_rank_before's: the topk
-** largest keys by a quickselect, then those sorted).
+** largest keys by a quickselect, then those sorted).  In record mode a long
+** row's selection is split too: ranges of its records each sort their own
+** largest keys, and a merge takes the topk largest of those; the keys are
+** distinct, so any split selects and orders the same records.
 */
 #include "oracle/csa4_stages.h"
 #include "oracle/csa_attention.h"
@@ -75,6 +78,8 @@ typedef struct index_job {
   float *dots;             /* record mode: [IH] per worker, dot_stride apart */
   long long dot_stride;
   long long b, s;          /* record mode: the row being scored */
+  long long limit, parts;  /* record mode: the row's causal records, and the ranges its selection is cut into */
+  long long *part_taken;   /* record mode: [parts]: how many of its largest keys each range sorted to its front */
 } index_job;
 
 static void scratch_alloc(const csa_dims *d, row_scratch *x) {
@@ -289,25 +294,42 @@ static void keys_select_largest(nx_u64 *a, long long n, long long k) {
   }
 }
 
-/*
-** After scoring: -inf from the limit up to Rci, the trace copy, and R6
-** (seed:646-663): the first topk of the limit causal records, -1 padded.
-*/
-static void select_topk(const index_job *j, long long b, long long s, long long limit, row_scratch *x) {
+/* After scoring: -inf from the limit up to Rci, and the trace copy. */
+static void scores_finish(const index_job *j, long long b, long long s, long long limit, row_scratch *x) {
   const csa_dims *d = j->d;
-  const long long row = b * d->seq + s;
-  int *selection = j->selection + row * d->topk;
-  long long r, k, n;
+  long long r;
   for (r = limit; r < d->index_present_capacity; r++) x->scores[r] = nx_f32_from_bits(NX_CSA_NEG_INF_BITS);
   if (j->scores_trace)
-    memcpy(j->scores_trace + row * d->index_present_capacity, x->scores,
+    memcpy(j->scores_trace + (b * d->seq + s) * d->index_present_capacity, x->scores,
            (size_t)d->index_present_capacity * sizeof(float));
-  /* nx_csa_rank_before order is the keys' descending order: the topk largest keys, then sorted */
-  for (r = 0; r < limit; r++) x->keys[r] = nx_csa_rank_key(x->scores[r], r);
-  n = limit < d->topk ? limit : d->topk;
-  if (n < limit) keys_select_largest(x->keys, limit, n);
-  keys_sort_descending(x->keys, n);
-  for (k = 0; k < d->topk; k++) selection[k] = k < n ? (int)(0xffffffffu - (nx_u32)x->keys[k]) : -1;
+}
+
+/*
+** Records [r0, r1) of a row: their keys into keys[r0..r1), then the
+** min(topk, r1 - r0) largest of them sorted descending to the front of that
+** range.  Returns how many.  Whatever range a record falls in, the row's
+** topk largest keys are among the fronts of the ranges.
+*/
+static long long keys_take_largest(const float *scores, nx_u64 *keys, long long r0, long long r1, long long topk) {
+  const long long n = r1 - r0 < topk ? r1 - r0 : topk;
+  long long r;
+  /* nx_csa_rank_before order is the keys' descending order */
+  for (r = r0; r < r1; r++) keys[r] = nx_csa_rank_key(scores[r], r);
+  if (n < r1 - r0) keys_select_largest(keys + r0, r1 - r0, n);
+  keys_sort_descending(keys + r0, n);
+  return n;
+}
+
+/* The record of a key (its low word is the complemented record). */
+static int key_record(nx_u64 key) { return (int)(0xffffffffu - (nx_u32)key); }
+
+/* R6 (seed:646-663), row mode: the first topk of the limit causal records, -1 padded. */
+static void select_topk(const index_job *j, long long b, long long s, long long limit, row_scratch *x) {
+  const csa_dims *d = j->d;
+  int *selection = j->selection + (b * d->seq + s) * d->topk;
+  const long long n = keys_take_largest(x->scores, x->keys, 0, limit, d->topk);
+  long long k;
+  for (k = 0; k < d->topk; k++) selection[k] = k < n ? key_record(x->keys[k]) : -1;
 }
 
 /* Row mode: whole query rows [i0, i1) on one worker's scratch. */
@@ -319,6 +341,7 @@ static void index_rows(void *ctx, long long i0, long long i1, int worker) {
     const long long b = i / j->d->seq, s = i % j->d->seq, limit = causal_limit(j->d, s);
     finalize_queries(j, b, s, x);
     score_records(j, b, s, x->query_t, x->dot, x->scores, 0, limit);
+    scores_finish(j, b, s, limit, x);
     select_topk(j, b, s, limit, x);
   }
 }
@@ -327,6 +350,60 @@ static void index_rows(void *ctx, long long i0, long long i1, int worker) {
 static void index_records(void *ctx, long long r0, long long r1, int worker) {
   const index_job *j = ctx;
   score_records(j, j->b, j->s, j->rows[0].query_t, j->dots + worker * j->dot_stride, j->rows[0].scores, r0, r1);
+}
+
+/* Record range p of the current row's selection: [p * limit / parts, (p + 1) * limit / parts). */
+static long long part_start(const index_job *j, long long p) { return p * j->limit / j->parts; }
+
+/* Record mode: ranges [p0, p1) of the row's selection, each its largest keys sorted to its front. */
+static void select_parts(void *ctx, long long p0, long long p1, int worker) {
+  const index_job *j = ctx;
+  long long p;
+  (void)worker;
+  for (p = p0; p < p1; p++)
+    j->part_taken[p] = keys_take_largest(j->rows[0].scores, j->rows[0].keys, part_start(j, p), part_start(j, p + 1),
+                                         j->d->topk);
+}
+
+/*
+** Records a range of the selection gets at least when a long row's
+** selection is split: a range's keys, quickselect and sort are about 0.1 us
+** a record, and the merge after them takes one compare a range for each of
+** the topk places.
+*/
+#define SELECT_RECORDS_MIN 1024
+
+/*
+** R6 in record mode: with one range, as in row mode; else the ranges'
+** fronts in parallel, then merged: each place takes the largest key left at
+** the head of any range.  Keys are distinct (the record is in the low word)
+** and never 0 (that word is at least 1), so 0 marks a range used up.
+*/
+static void select_records(index_job *j, long long limit) {
+  const csa_dims *d = j->d;
+  int *selection = j->selection + (j->b * d->seq + j->s) * d->topk;
+  const nx_u64 *keys = j->rows[0].keys;
+  long long head[ORACLE_THREADS_MAX], p, k;
+  j->limit = limit;
+  j->parts = oracle_parallel_workers(limit, SELECT_RECORDS_MIN);
+  if (j->parts < 2) {
+    select_topk(j, j->b, j->s, limit, &j->rows[0]);
+    return;
+  }
+  oracle_parallel_for(j->parts, (int)j->parts, select_parts, j);
+  for (p = 0; p < j->parts; p++) head[p] = part_start(j, p);
+  for (k = 0; k < d->topk; k++) {
+    nx_u64 best = 0;
+    long long from = -1;
+    for (p = 0; p < j->parts; p++) {
+      const nx_u64 key = head[p] < part_start(j, p) + j->part_taken[p] ? keys[head[p]] : 0;
+      if (key > best) best = key, from = p;
+    }
+    if (from < 0) break; /* fewer causal records than topk */
+    selection[k] = key_record(best);
+    head[from]++;
+  }
+  for (; k < d->topk; k++) selection[k] = -1;
 }
 
 void csa4_index_select(const csa_dims *d, const tensor *const *in, tensor *const *out, int *selection,
@@ -338,7 +415,7 @@ void csa4_index_select(const csa_dims *d, const tensor *const *in, tensor *const
   index_job j;
   int w;
   j.d = d, j.in = in, j.key_cache = out[CSA_OUT_PRESENT_INDEX_KEY], j.selection = selection;
-  j.query_trace = query_trace, j.scores_trace = scores_trace, j.dots = NULL;
+  j.query_trace = query_trace, j.scores_trace = scores_trace, j.dots = NULL, j.part_taken = NULL;
   if (row_workers >= record_workers) { /* many rows (or few records): whole rows per worker */
     j.rows = oracle_alloc_or_die((size_t)row_workers, sizeof *j.rows, __FILE__, __LINE__);
     for (w = 0; w < row_workers; w++) scratch_alloc(d, &j.rows[w]);
@@ -352,14 +429,18 @@ void csa4_index_select(const csa_dims *d, const tensor *const *in, tensor *const
   scratch_alloc(d, &j.rows[0]);
   j.dot_stride = oracle_worker_stride(d->index_heads, sizeof *j.dots);
   j.dots = oracle_alloc_or_die((size_t)(record_workers * j.dot_stride), sizeof *j.dots, __FILE__, __LINE__);
+  /* a row's selection ranges: as many as for Rci records at most, since its limit is at most Rci */
+  j.part_taken = oracle_alloc_or_die((size_t)oracle_parallel_workers(d->index_present_capacity, SELECT_RECORDS_MIN), sizeof *j.part_taken, __FILE__, __LINE__);
   for (j.b = 0; j.b < d->batch; j.b++)
     for (j.s = 0; j.s < d->seq; j.s++) {
       const long long limit = causal_limit(d, j.s);
       finalize_queries(&j, j.b, j.s, &j.rows[0]);
       oracle_parallel_for(limit, oracle_parallel_workers(limit, grain), index_records, &j);
-      select_topk(&j, j.b, j.s, limit, &j.rows[0]);
+      scores_finish(&j, j.b, j.s, limit, &j.rows[0]);
+      select_records(&j, limit);
     }
   scratch_free(&j.rows[0]);
   free(j.rows);
   free(j.dots);
+  free(j.part_taken);
 }
