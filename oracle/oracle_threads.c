@@ -298,9 +298,23 @@ static _Thread_local oracle_call_log *call_log; /* oracle_call_log_set's */
 static _Thread_local int call_depth;
 static _Thread_local long long call_inner_ns[CALL_DEPTH_MAX]; /* per open call: its logged inner calls' time */
 
+/* The caller's own work since the last top-level logged call ended (or the log was set): whose it is. */
+static _Thread_local oracle_call_site *gap_site; /* NULL: before the first call, or after a dropped site */
+static _Thread_local int gap_began;              /* a top-level call was logged since the log was set */
+static _Thread_local long long gap_from;
+
+/* The gap up to t goes to the site before it, or to before_ns ahead of the first call. */
+static void call_log_gap_close(oracle_call_log *log, long long t) {
+  if (gap_site) gap_site->after_ns += t - gap_from;
+  else if (!gap_began) log->before_ns += t - gap_from;
+}
+
 oracle_call_log *oracle_call_log_set(oracle_call_log *log) {
   oracle_call_log *was = call_log;
+  const long long t = now_ns();
+  if (was) call_log_gap_close(was, t);
   call_log = log;
+  gap_site = NULL, gap_began = 0, gap_from = t;
   return was;
 }
 
@@ -336,11 +350,13 @@ void oracle_parallel_for_named(long long count, int workers, oracle_range_fn fn,
   site = call_log_site(log, name); /* on entry: a site is listed where its first call began */
   call_inner_ns[call_depth++] = 0;
   t0 = now_ns();
+  if (call_depth == 1) call_log_gap_close(log, t0);
   parallel_for(count, workers, fn, ctx);
   total = now_ns() - t0;
   call_depth--;
   if (site) site->calls++, site->items += count, site->ns += total - call_inner_ns[call_depth];
   if (call_depth) call_inner_ns[call_depth - 1] += total;
+  else gap_site = site, gap_began = 1, gap_from = t0 + total;
 }
 
 void *oracle_alloc_or_die(size_t count, size_t size, const char *file, int line) {

@@ -72,8 +72,11 @@ void oracle_parallel_for_named(long long count, int workers, oracle_range_fn fn,
 ** after every item, less the time of the logged calls made inside it (a
 ** call that runs inline makes those at the top level).  So the sites' times
 ** add up to the time spent in calls, and the rest of a step is the work no
-** call spreads.  Calls of sites past ORACLE_CALL_SITES_MAX are counted in
-** dropped; their time is in no site.
+** call spreads.  That rest is placed too: the time from a top-level call's
+** end to the next top-level call's start (or to the log's unset) is the
+** site's after_ns, and the time from the log's set to the first call is
+** before_ns.  Calls of sites past ORACLE_CALL_SITES_MAX are counted in
+** dropped; their time, and the time after them, is in no site.
 ** Costs nothing with no log set but a thread-local load a call.
 */
 #define ORACLE_CALL_SITES_MAX 32
@@ -81,13 +84,18 @@ typedef struct oracle_call_site {
   const char *name; /* the function's name, as the call wrote it */
   long long calls, items;
   long long ns;
+  long long after_ns; /* the caller's own work after this site's calls, up to the next call */
 } oracle_call_site;
 typedef struct oracle_call_log {
   oracle_call_site site[ORACLE_CALL_SITES_MAX];
   int n, dropped;
+  long long before_ns; /* from the log's set to its first call */
 } oracle_call_log;
 
-/* Sets this thread's log (NULL: none); returns the one it replaces.  The caller clears the log. */
+/*
+** Sets this thread's log (NULL: none); returns the one it replaces, whose
+** last site's after_ns it closes.  The caller clears the log.
+*/
 oracle_call_log *oracle_call_log_set(oracle_call_log *log);
 
 /*

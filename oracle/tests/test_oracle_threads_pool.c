@@ -192,6 +192,45 @@ Test(oracle_threads_pool, the_call_log_counts_each_sites_own_time, .timeout = 60
                 wall);
 }
 
+/*
+** The caller's own work between calls goes to the call before it: before
+** the first call to before_ns, after a call (up to the next top-level call,
+** or the log's unset) to its site's after_ns.  A call nested in an inline
+** call (leaf, inside one_item) is followed by its parent's time, not a gap.
+*/
+Test(oracle_threads_pool, the_call_log_places_the_work_between_calls, .timeout = 60) {
+  static oracle_call_log log;
+  const oracle_call_site *item, *leaves;
+  long long a, b, c, d, e, f; /* this thread's clock around the set, the calls and the unset */
+  memset(&log, 0, sizeof log);
+  a = mono_ns();
+  oracle_call_log_set(&log);
+  spend(1000);
+  b = mono_ns();
+  oracle_parallel_for(1, 2, one_item, NULL); /* 2 ms, then leaf's call nested in it */
+  c = mono_ns();
+  spend(3000);
+  d = mono_ns();
+  oracle_parallel_for(2, 2, leaf, NULL);
+  e = mono_ns();
+  spend(1500);
+  oracle_call_log_set(NULL);
+  f = mono_ns();
+  cr_assert_not_null(item = site_named(&log, "one_item"));
+  cr_assert_not_null(leaves = site_named(&log, "leaf"));
+  /* the call's own clock starts a little after b; one_item's 2 ms before its nested call would be far more */
+  cr_expect(log.before_ns >= 1000000 && log.before_ns <= b - a + 1000000,
+            "before the first call: %lld ns, at least the 1 ms spent and about the %lld ns to the call",
+            log.before_ns, b - a);
+  cr_expect(item->after_ns >= d - c && item->after_ns <= e - b, "after one_item: %lld ns, within [%lld, %lld]",
+            item->after_ns, d - c, e - b);
+  cr_expect(leaves->after_ns >= 1500000 && leaves->after_ns <= f - d,
+            "after leaf's top-level call only (the nested one is one_item's time): %lld ns, at most %lld",
+            leaves->after_ns, f - d);
+  cr_expect_leq(log.before_ns + item->ns + item->after_ns + leaves->ns + leaves->after_ns, f - a,
+                "calls and gaps within the wall time, none counted twice");
+}
+
 /* Sites by name across calls; calls made inside a worker's items, and calls with no log set, are not logged. */
 Test(oracle_threads_pool, the_call_log_names_each_site_and_counts_its_calls, .timeout = 60) {
   static oracle_call_log log;
