@@ -90,6 +90,23 @@ static void scratch_alloc(const csa_dims *d, row_scratch *x) {
   x->keys = oracle_alloc_or_die((size_t)d->index_present_capacity, sizeof(nx_u64), __FILE__, __LINE__);
 }
 
+/*
+** Record mode's one row scratch, on blocks the calling thread keeps from
+** step to step (oracle_kept_or_die): fresh blocks were zeroed on the caller
+** while the workers waited, and every element is written before it is read
+** (the queries by the finalize, scores and keys below the limit by the
+** scorer and the selection, the rest of the scores by scores_finish).
+*/
+static void scratch_kept(const csa_dims *d, row_scratch *x) {
+  static _Thread_local oracle_kept query_h, query_t, dot, scores, keys;
+  const size_t queries = (size_t)(CSA4_INDEX_DIM * d->index_heads);
+  x->query_h = oracle_kept_or_die(&query_h, queries, sizeof(float), __FILE__, __LINE__);
+  x->query_t = oracle_kept_or_die(&query_t, queries, sizeof(float), __FILE__, __LINE__);
+  x->dot = oracle_kept_or_die(&dot, (size_t)d->index_heads, sizeof(float), __FILE__, __LINE__);
+  x->scores = oracle_kept_or_die(&scores, (size_t)d->index_present_capacity, sizeof(float), __FILE__, __LINE__);
+  x->keys = oracle_kept_or_die(&keys, (size_t)d->index_present_capacity, sizeof(nx_u64), __FILE__, __LINE__);
+}
+
 static void scratch_free(row_scratch *x) {
   free(x->query_h);
   free(x->query_t);
@@ -426,7 +443,7 @@ void csa4_index_select(const csa_dims *d, const tensor *const *in, tensor *const
   }
   /* few rows over many records (long-context decode): rows in turn, each row's records spread */
   j.rows = oracle_alloc_or_die(1, sizeof *j.rows, __FILE__, __LINE__);
-  scratch_alloc(d, &j.rows[0]);
+  scratch_kept(d, &j.rows[0]);
   j.dot_stride = oracle_worker_stride(d->index_heads, sizeof *j.dots);
   j.dots = oracle_alloc_or_die((size_t)(record_workers * j.dot_stride), sizeof *j.dots, __FILE__, __LINE__);
   /* a row's selection ranges: as many as for Rci records at most, since its limit is at most Rci */
@@ -439,7 +456,6 @@ void csa4_index_select(const csa_dims *d, const tensor *const *in, tensor *const
       scores_finish(&j, j.b, j.s, limit, &j.rows[0]);
       select_records(&j, limit);
     }
-  scratch_free(&j.rows[0]);
   free(j.rows);
   free(j.dots);
   free(j.part_taken);
