@@ -400,7 +400,7 @@ static void select_records(index_job *j, long long limit) {
   const csa_dims *d = j->d;
   int *selection = j->selection + (j->b * d->seq + j->s) * d->topk;
   const nx_u64 *keys = j->rows[0].keys;
-  long long head[ORACLE_THREADS_MAX], p, k;
+  long long head[ORACLE_THREADS_MAX], end[ORACLE_THREADS_MAX], p, k; /* each range's next and past-last front */
   j->limit = limit;
   j->parts = oracle_parallel_workers(limit, SELECT_RECORDS_MIN);
   if (j->parts < 2) {
@@ -408,12 +408,12 @@ static void select_records(index_job *j, long long limit) {
     return;
   }
   oracle_parallel_for(j->parts, (int)j->parts, select_parts, j);
-  for (p = 0; p < j->parts; p++) head[p] = part_start(j, p);
+  for (p = 0; p < j->parts; p++) head[p] = part_start(j, p), end[p] = head[p] + j->part_taken[p];
   for (k = 0; k < d->topk; k++) {
     nx_u64 best = 0;
     long long from = -1;
     for (p = 0; p < j->parts; p++) {
-      const nx_u64 key = head[p] < part_start(j, p) + j->part_taken[p] ? keys[head[p]] : 0;
+      const nx_u64 key = head[p] < end[p] ? keys[head[p]] : 0;
       if (key > best) best = key, from = p;
     }
     if (from < 0) break; /* fewer causal records than topk */
@@ -447,7 +447,8 @@ void csa4_index_select(const csa_dims *d, const tensor *const *in, tensor *const
   j.dot_stride = oracle_worker_stride(d->index_heads, sizeof *j.dots);
   j.dots = oracle_alloc_or_die((size_t)(record_workers * j.dot_stride), sizeof *j.dots, __FILE__, __LINE__);
   /* a row's selection ranges: as many as for Rci records at most, since its limit is at most Rci */
-  j.part_taken = oracle_alloc_or_die((size_t)oracle_parallel_workers(d->index_present_capacity, SELECT_RECORDS_MIN), sizeof *j.part_taken, __FILE__, __LINE__);
+  j.part_taken = oracle_alloc_or_die((size_t)oracle_parallel_workers(d->index_present_capacity, SELECT_RECORDS_MIN),
+                                     sizeof *j.part_taken, __FILE__, __LINE__);
   for (j.b = 0; j.b < d->batch; j.b++)
     for (j.s = 0; j.s < d->seq; j.s++) {
       const long long limit = causal_limit(d, j.s);
