@@ -24,6 +24,7 @@
 #include "device/kernel_sources.h"
 #include "device/launch_skip.h"
 #include "harness/bench.h"
+#include "harness/bench_loops.h"
 #include "harness/cli.h"
 #include "harness/commands.h"
 #include "harness/exit_codes.h"
@@ -44,7 +45,8 @@ static const char bench_help[] =
     "       bitgate bench --compare [--variant V] [--filter GLOB] [--timing T] [--db PATH]\n"
     "       bitgate bench --targets [--run ID|latest] [--db PATH]\n"
     "       bitgate bench --oracle-threads N,M[,...] [--oracle-runs R] [--oracle-calls]\n"
-    "                     [--filter GLOB]\n\n"
+    "                     [--filter GLOB]\n"
+    "       bitgate bench --loops [--runs N]\n\n"
     "Times, with the fast and the reference kernels side by side, each stage of a\n"
     "CSA decode step (S = 1, 64 heads, FP8 cache) and the whole step: ratio 128 at\n"
     "positions 4096 and 65536 (B = 1); ratio 4 with 64 index heads and topk 512\n"
@@ -118,7 +120,17 @@ static const char bench_help[] =
     "each row, the step's time by the oracle's parallel call sites (a call's own\n"
     "time, its inner calls' apart): calls and items a step, each count's best\n"
     "and median ms and the speedups, and the time between calls (the work no call\n"
-    "spreads): where a row's speedup is lost.  Nothing is recorded.\n\n" EXIT_CODES_HELP;
+    "spreads): where a row's speedup is lost.  Nothing is recorded.\n\n"
+    "--loops times the B = 1 attention's inner loops alone on the GPU (exit 3\n"
+    "without one): the values chain, the same chain with its operands in\n"
+    "registers (the adds' own floor), the narrow scores stage and the softmax's\n"
+    "ordered sum, each the pass's own loop function at its pass's grid, on\n"
+    "operands staged in shared memory (device/kernels/loop_probe.cu).  It prints\n"
+    "their cycles a term (thread 0's clock64, the median and the slowest block,\n"
+    "the median of --runs launches): set beside a pass's time, whether the loop\n"
+    "or what the pass does around it holds the pass.  Each probe's sums are\n"
+    "first checked bit for bit against the same sums in C; one that differs\n"
+    "posts no figure (exit 1).  Nothing is recorded.\n\n" EXIT_CODES_HELP;
 
 /* --trend: the recorded figures of db, read-only (reports/report_trend.h). */
 static int bench_trend(const char *db, const report_trend_opts *t) {
@@ -162,6 +174,26 @@ static void bench_skip_summary(const launch_skip *skip) {
   printf("%s\n", skip->n_seen == LAUNCH_SKIP_SEEN_MAX ? ", ..." : "");
 }
 
+/* --loops: the loop probes on GPU 0 (bench_loops.h); nothing is recorded. */
+static int bench_loops(int runs) {
+  static bench_loop_figure fig[BENCH_LOOP_PROBES];
+  session ses;
+  char err[1024];
+  int status;
+  if (session_open(&ses, LANE_ALL, 1) != 0) {
+    cli_env_error("bench", "--loops runs the loops on a GPU: %s", ses.device_reason);
+    session_close(&ses);
+    return EXIT_CODE_ENV;
+  }
+  if (bench_loops_measure(ses.env.rt, runs, fig, err, sizeof err) != 0) {
+    session_close(&ses);
+    return cli_env_error("bench", "--loops: %s", err);
+  }
+  status = bench_loops_print(fig, runs) ? EXIT_CODE_PASS : EXIT_CODE_FAIL;
+  session_close(&ses);
+  return status;
+}
+
 /* a < b as exit codes go: a wrong kernel (FAIL) outranks a missing resource (ENV). */
 static int worse(int a, int b) { return a == EXIT_CODE_FAIL || b == EXIT_CODE_FAIL ? EXIT_CODE_FAIL : a ? a : b; }
 
@@ -177,7 +209,7 @@ int cmd_bench(int argc, char **argv) {
   bench_scaling scaling;
   static launch_skip skip; /* 8 KB: kept off the stack */
   char err[1024];
-  int i, r, status, trend = 0, compare = 0, targets_only = 0, exploring, oracle_calls = 0;
+  int i, r, status, trend = 0, compare = 0, targets_only = 0, exploring, oracle_calls = 0, loops = 0;
   memset(&o, 0, sizeof o);
   o.variants = 1u << DEVICE_VARIANT_FAST | 1u << DEVICE_VARIANT_REFERENCE;
   for (i = 1; i < argc; i++) {
@@ -220,6 +252,8 @@ int cmd_bench(int argc, char **argv) {
       if (r < 0) return EXIT_CODE_USAGE;
       if (launch_skip_parse(&skip, skip_arg, err, sizeof err) != 0)
         return cli_usage_error("bench", "--skip-kernels %s", err);
+    } else if (!strcmp(argv[i], "--loops")) {
+      loops = 1;
     } else if (!strcmp(argv[i], "--oracle-calls")) {
       oracle_calls = 1;
     } else if (!strcmp(argv[i], "--no-check")) {
@@ -229,6 +263,24 @@ int cmd_bench(int argc, char **argv) {
     }
   }
   exploring = skip_arg || o.no_check;
+  if (loops) {
+    const char *stray = compare        ? "--compare"
+                        : trend        ? "--trend"
+                        : targets_only ? "--targets"
+                        : run_arg      ? "--run"
+                        : last_arg     ? "--last"
+                        : variant_arg  ? "--variant"
+                        : timing_arg   ? "--timing"
+                        : o.filter     ? "--filter"
+                        : scaling_arg  ? "--oracle-threads"
+                        : skip_arg     ? "--skip-kernels"
+                        : o.no_check   ? "--no-check"
+                        : oracle_calls ? "--oracle-calls"
+                        : scaling_runs_arg ? "--oracle-runs"
+                                       : NULL;
+    if (stray) return cli_usage_error("bench", "%s: --loops times the loop probes alone (--runs only)", stray);
+    return bench_loops((int)runs);
+  }
   if (trend && compare) return cli_usage_error("bench", "--compare: --trend is another view; give one");
   trend |= compare; /* from here on, what --trend takes --compare takes */
   if (exploring && (scaling_arg || trend || targets_only))

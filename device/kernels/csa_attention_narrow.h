@@ -30,6 +30,32 @@
 static_assert(CSA_NARROW_SCORE_THREADS == 128 && CSA_NARROW_SCORE_HEADS == 16, "4 warps of 2 x 16 lanes");
 
 /*
+** One staged stage of a pairs thread: acc[e][f] + q[d] * k[d] over the
+** stage's dims d ascending, for heads hl + e of qs and candidates cl + 16f
+** of ks; the next four dims' four float4s are read while these are
+** multiplied.  Apart from the pass so that `bench --loops` times this very
+** loop alone (loop_probe.cu).
+*/
+static __device__ __forceinline__ void csa_pairs_stage(float (*acc)[2], const float (*qs)[csa_narrow_scores::k + 4],
+                                                       const float (*ks)[csa_narrow_scores::k + 4], int hl, int cl) {
+  const int k = csa_narrow_scores::k;
+  float4 qa = *(const float4 *)&qs[hl][0], qb = *(const float4 *)&qs[hl + 1][0];
+  float4 ka = *(const float4 *)&ks[cl][0], kb = *(const float4 *)&ks[cl + 16][0];
+  int i;
+#pragma unroll 4
+  for (i = 0; i < k; i += 4) {
+    const int next = i + 4 < k ? i + 4 : 0; /* the last step rereads dims 0..3, unused */
+    const float4 nqa = *(const float4 *)&qs[hl][next], nqb = *(const float4 *)&qs[hl + 1][next];
+    const float4 nka = *(const float4 *)&ks[cl][next], nkb = *(const float4 *)&ks[cl + 16][next];
+    acc[0][0] = csa_dot4(acc[0][0], qa, ka);
+    acc[0][1] = csa_dot4(acc[0][1], qa, kb);
+    acc[1][0] = csa_dot4(acc[1][0], qb, ka);
+    acc[1][1] = csa_dot4(acc[1][1], qb, kb);
+    qa = nqa, qb = nqb, ka = nka, kb = nkb;
+  }
+}
+
+/*
 ** Units (bs, head tile, candidate tile), block-stride.  The stage is the
 ** template tile's (csa_narrow_scores: q and the gathered keys staged 64 dims
 ** at a time, the next stage's loads in flight); within it the next four
@@ -53,7 +79,7 @@ static __device__ void csa_attn_scores_pairs(const RowAt &row_at, const csa_curs
     const float *kv;
     const nx_u8 *rec;
     float acc[2][2] = {{0.0f, 0.0f}, {0.0f, 0.0f}}; /* [head][candidate] */
-    int live[2], d0, i, e, f;
+    int live[2], d0, e, f;
     row_at(bs * heads + h0, &r);
     live[0] = csa_candidate(&r, cur, c0 + cl, &kv, &rec);
     live[1] = csa_candidate(&r, cur, c0 + cl + 16, &kv, &rec);
@@ -67,21 +93,7 @@ static __device__ void csa_attn_scores_pairs(const RowAt &row_at, const csa_curs
         csa_scores_stage<T>(qs, ks, qf, kf);
         __syncthreads();
         if (d0 + T::k < CSA_ATTN_DIM) csa_scores_load<T>(qf, kf, &r, heads, h0, c0, d0 + T::k);
-        { /* heads past `heads` read the zero rows csa_scores_load staged and are never stored */
-          float4 qa = *(const float4 *)&qs[hl][0], qb = *(const float4 *)&qs[hl + 1][0];
-          float4 ka = *(const float4 *)&ks[cl][0], kb = *(const float4 *)&ks[cl + 16][0];
-#pragma unroll 4
-          for (i = 0; i < T::k; i += 4) {
-            const int next = i + 4 < T::k ? i + 4 : 0; /* the last step rereads dims 0..3, unused */
-            const float4 nqa = *(const float4 *)&qs[hl][next], nqb = *(const float4 *)&qs[hl + 1][next];
-            const float4 nka = *(const float4 *)&ks[cl][next], nkb = *(const float4 *)&ks[cl + 16][next];
-            acc[0][0] = csa_dot4(acc[0][0], qa, ka);
-            acc[0][1] = csa_dot4(acc[0][1], qa, kb);
-            acc[1][0] = csa_dot4(acc[1][0], qb, ka);
-            acc[1][1] = csa_dot4(acc[1][1], qb, kb);
-            qa = nqa, qb = nqb, ka = nka, kb = nkb;
-          }
-        }
+        csa_pairs_stage(acc, qs, ks, hl, cl); /* heads past `heads` read the zero rows staged, never stored */
       }
     }
 #pragma unroll

@@ -507,6 +507,37 @@ Test(cli, bench_exploration_options_say_so_and_refuse_bad_lists) {
             "the attention has a figure: %.3000s", o->out);
 }
 
+/*
+** --loops: refused with options it does not take; without a GPU exit 3
+** saying why.  On a GPU the four probes post figures, and a values chain
+** planted to subtract posts none for the two probes that run it (exit 1).
+*/
+Test(cli, bench_loops_times_the_probes_or_says_why_not) {
+  outcome *o = RUN(NULL, "bench", "--loops", "--variant", "fast");
+  cr_expect(o->status == 2 && strstr(o->err, "--variant: --loops times the loop probes alone (--runs only)"), "%s",
+            o->err);
+  o = RUN(NULL, "bench", "--oracle-threads", "1,2", "--loops");
+  cr_expect(o->status == 2 && strstr(o->err, "--oracle-threads: --loops times the loop probes alone"), "%s", o->err);
+  if (strstr(RUN(NULL, "--version")->out, "gpu none")) {
+    o = RUN(NULL, "bench", "--loops");
+    cr_expect(o->status == 3 && strstr(o->err, "--loops runs the loops on a GPU: "), "%d: %s", o->status, o->err);
+    return;
+  }
+  o = RUN(NULL, "bench", "--loops");
+  cr_expect_eq(o->status, 0, "%s", o->err);
+  cr_expect(strstr(o->out, "values chain (narrow values pass)") && strstr(o->out, "softmax sum") &&
+                !strstr(o->out, "sums differ"),
+            "%s", o->out);
+  setenv("BITGATE_PLANT", "csa_attention_tiles.h:acc = acc + p.x * v0;=>acc = acc - p.x * v0;", 1);
+  o = RUN(NULL, "bench", "--loops");
+  unsetenv("BITGATE_PLANT");
+  cr_expect_eq(o->status, 1, "%s", o->out);
+  cr_expect(strstr(o->out, "values chain (narrow values pass): sums differ from the C sums, no figure: block 0") &&
+                strstr(o->out, "values chain, operands in registers: sums differ") &&
+                !strstr(o->out, "scores stage (narrow pairs pass): sums differ"),
+            "%s", o->out);
+}
+
 Test(cli, bench_prints_oracle_figures_and_says_what_needs_a_gpu) {
   static char out[8192];
   const char *line;

@@ -1,0 +1,113 @@
+/*
+** loop_probe.cu: the B = 1 attention's inner loops alone, for `bitgate bench
+** --loops` (harness/bench_loops.c).  Each kernel stages made-up operands in
+** shared memory as its pass does, then runs the pass's own loop function
+** (csa_attention_tiles.h, csa_attention_narrow.h: called, not copied) `reps`
+** times on one chain, and thread 0 stamps the loop with clock64.  So a
+** figure is the very loop the pass runs, compiled under the pinned options,
+** without the pass's staging, barriers and global loads around it: what the
+** loop costs a term where nothing else holds it.
+**
+** Every kernel takes (a, b, n, reps, out, cycles): a and b the operands in
+** global memory, n the terms a loop call, out the chains' sums (the host
+** redoes them in C and compares bits, so a loop that no longer sums in the
+** oracle's order posts no figure), cycles[block] thread 0's loop cycles.
+**
+**   loop_probe_values_narrow  the narrow values pass's chain (a thread a
+**                             (head, dim), 256 threads: warp = head, lane =
+**                             dim): csa_weighted_sum_in_order over n <= 256
+**                             staged candidates.  a = p [8][n], b = v [n][32].
+**   loop_probe_add_chain      the same threads adding the same products with
+**                             every operand in registers (csa_weighted4 on
+**                             the first four terms, n / 4 times a call): the
+**                             floor the values chain would reach were its
+**                             loads free.
+**   loop_probe_scores_pairs   the narrow scores pass's stage (128 threads, 2
+**                             heads x 2 candidates a thread): csa_pairs_stage
+**                             over the 64 staged dims.  a = q [16][64], b = k
+**                             [32][64]; n unused.  Four sums a thread.
+**   loop_probe_softmax_sum    the softmax pass's thread 0 sum:
+**                             csa_sum_in_order over n <= 1,024 staged exps.
+**                             a = w [n]; b unused.  One sum a block.
+*/
+#include "csa_attention_abi.h"
+#include "numerics.h"
+#include "nx_csa.h"
+#include "csa_kernel_common.h"
+#include "csa_sink_attention.h"
+#include "csa_attention_tiles.h"
+
+extern "C" __global__ void loop_probe_values_narrow(const float *a, const float *b, int n, int reps, float *out,
+                                                    long long *cycles) {
+  __shared__ __align__(16) float ps[CSA_NARROW_VALUE_HEADS][CSA_NARROW_VALUE_CHUNK];
+  __shared__ __align__(16) float vs[CSA_NARROW_VALUE_CHUNK][CSA_NARROW_VALUE_DIMS];
+  const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
+  float acc = 0.0f;
+  long long t0;
+  int i, r;
+  for (i = tid; i < CSA_NARROW_VALUE_HEADS * n; i += blockDim.x) ps[i / n][i % n] = a[i];
+  for (i = tid; i < n * CSA_NARROW_VALUE_DIMS; i += blockDim.x) vs[i / CSA_NARROW_VALUE_DIMS][i % CSA_NARROW_VALUE_DIMS] = b[i];
+  __syncthreads();
+  t0 = clock64();
+  for (r = 0; r < reps; r++) acc = csa_weighted_sum_in_order(ps[warp], &vs[0][lane], n, acc);
+  if (tid == 0) cycles[blockIdx.x] = clock64() - t0;
+  out[blockIdx.x * blockDim.x + tid] = acc;
+}
+
+extern "C" __global__ void loop_probe_add_chain(const float *a, const float *b, int n, int reps, float *out,
+                                                long long *cycles) {
+  __shared__ __align__(16) float ps[CSA_NARROW_VALUE_HEADS][4];
+  __shared__ float vs[4][CSA_NARROW_VALUE_DIMS];
+  const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
+  float acc = 0.0f, v0, v1, v2, v3;
+  float4 p4;
+  long long t0;
+  int i, r;
+  for (i = tid; i < CSA_NARROW_VALUE_HEADS * 4; i += blockDim.x) ps[i / 4][i % 4] = a[(i / 4) * n + i % 4];
+  for (i = tid; i < 4 * CSA_NARROW_VALUE_DIMS; i += blockDim.x) vs[i / CSA_NARROW_VALUE_DIMS][i % CSA_NARROW_VALUE_DIMS] = b[i];
+  __syncthreads();
+  p4 = *(const float4 *)ps[warp];
+  v0 = vs[0][lane], v1 = vs[1][lane], v2 = vs[2][lane], v3 = vs[3][lane];
+  t0 = clock64();
+  for (r = 0; r < reps; r++)
+#pragma unroll 4
+    for (i = 0; i < n; i += 4) acc = csa_weighted4(acc, p4, v0, v1, v2, v3);
+  if (tid == 0) cycles[blockIdx.x] = clock64() - t0;
+  out[blockIdx.x * blockDim.x + tid] = acc;
+}
+
+extern "C" __global__ void loop_probe_scores_pairs(const float *a, const float *b, int n, int reps, float *out,
+                                                   long long *cycles) {
+  typedef csa_narrow_scores T;
+  __shared__ __align__(16) float qs[T::heads][T::k + 4];
+  __shared__ __align__(16) float ks[CSA_TILE_CANDS][T::k + 4];
+  const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
+  const int hl = 4 * warp + 2 * (lane / 16), cl = lane % 16; /* as csa_attn_scores_pairs */
+  float acc[2][2] = {{0.0f, 0.0f}, {0.0f, 0.0f}};
+  long long t0;
+  int i, r;
+  (void)n;
+  for (i = tid; i < T::heads * T::k; i += blockDim.x) qs[i / T::k][i % T::k] = a[i];
+  for (i = tid; i < CSA_TILE_CANDS * T::k; i += blockDim.x) ks[i / T::k][i % T::k] = b[i];
+  __syncthreads();
+  t0 = clock64();
+  for (r = 0; r < reps; r++) csa_pairs_stage(acc, qs, ks, hl, cl);
+  if (tid == 0) cycles[blockIdx.x] = clock64() - t0;
+  for (i = 0; i < 4; i++) out[4 * (blockIdx.x * blockDim.x + tid) + i] = acc[i / 2][i % 2];
+}
+
+extern "C" __global__ void loop_probe_softmax_sum(const float *a, const float *b, int n, int reps, float *out,
+                                                  long long *cycles) {
+  __shared__ __align__(16) float batch[CSA_SOFTMAX_BATCH];
+  float sum = 0.0f;
+  long long t0;
+  int i, r;
+  (void)b;
+  for (i = threadIdx.x; i < n; i += blockDim.x) batch[i] = a[i];
+  __syncthreads();
+  if (threadIdx.x) return;
+  t0 = clock64();
+  for (r = 0; r < reps; r++) sum = csa_sum_in_order(batch, n, sum);
+  cycles[blockIdx.x] = clock64() - t0;
+  out[blockIdx.x] = sum;
+}
