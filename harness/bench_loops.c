@@ -20,9 +20,13 @@ typedef struct loop_probe {
   const char *kernel, *name;
   unsigned grid, block;
   int n, reps;
-  size_t a_len, b_len, sums; /* floats of a and b; sums a block writes */
-  void (*c_sums)(const float *a, const float *b, int n, int reps, float *out); /* one block's */
+  size_t a_len, b_len;     /* floats of a and b */
+  size_t sums_per_thread;  /* 0: one sum a block (thread 0's) */
+  void (*c_sums)(const float *a, const float *b, int n, int reps, float *out); /* a full block's, in thread order */
 } loop_probe;
+
+/* The sums a block of p writes: its threads' first ones are the C sums' first ones. */
+static size_t block_sums(const loop_probe *p) { return p->sums_per_thread ? p->sums_per_thread * p->block : 1; }
 
 /* Made-up operands, a pure function of i: p-like weights in (0, 1/640], values in [-2, 2). */
 static float weight_at(size_t i) { return (float)((i * 2654435761u >> 8) % 1000 + 1) * (1.0f / 640000.0f); }
@@ -79,14 +83,27 @@ static void softmax_sums(const float *w, const float *unused, int n, int reps, f
   out[0] = sum;
 }
 
+/*
+** Each loop at its pass's grid, then alone: one block (the SM to itself),
+** one warp (nothing to share the scheduler with).  Set side by side, they
+** tell a loop held by its own chain from one held by what its warps share.
+*/
+#define VALUES(name, kernel, grid, block) \
+  {kernel, name, grid, block, 256, 3, VALUE_HEADS * 256, 256 * VALUE_DIMS, 1, values_sums}
+#define VALUES_ADD(name, grid, block) \
+  {"loop_probe_add_chain", name, grid, block, 256, 3, VALUE_HEADS * 256, 256 * VALUE_DIMS, 1, add_chain_sums}
+#define SCORES(name, grid, block) \
+  {"loop_probe_scores_pairs", name, grid, block, SCORE_DIMS, 8, SCORE_HEADS * SCORE_DIMS, SCORE_CANDS * SCORE_DIMS, 4, \
+   pairs_sums}
 static const loop_probe probes[BENCH_LOOP_PROBES] = {
-    {"loop_probe_values_narrow", "values chain (narrow values pass)", 128, 256, 256, 3,
-     VALUE_HEADS * 256, 256 * VALUE_DIMS, 256, values_sums},
-    {"loop_probe_add_chain", "values chain, operands in registers", 128, 256, 256, 3,
-     VALUE_HEADS * 256, 256 * VALUE_DIMS, 256, add_chain_sums},
-    {"loop_probe_scores_pairs", "scores stage (narrow pairs pass)", 80, 128, SCORE_DIMS, 8,
-     SCORE_HEADS * SCORE_DIMS, SCORE_CANDS * SCORE_DIMS, 4 * 128, pairs_sums},
-    {"loop_probe_softmax_sum", "softmax sum (softmax pass, thread 0)", 64, 256, 640, 1, 640, 1, 1, softmax_sums},
+    VALUES("values chain (narrow values pass)", "loop_probe_values_narrow", 128, 256),
+    VALUES("values chain, one block alone", "loop_probe_values_narrow", 1, 256),
+    VALUES("values chain, one warp alone", "loop_probe_values_narrow", 1, 32),
+    VALUES_ADD("values adds, operands in registers", 128, 256),
+    VALUES_ADD("values adds in registers, one warp", 1, 32),
+    SCORES("scores stage (narrow pairs pass)", 80, 128),
+    SCORES("scores stage, one warp alone", 1, 32),
+    {"loop_probe_softmax_sum", "softmax sum (softmax pass, thread 0)", 64, 256, 640, 1, 640, 1, 0, softmax_sums},
 };
 
 static int cmp_double(const void *x, const void *y) {
@@ -101,10 +118,11 @@ static double median_of(double *v, int n) {
 
 /* Bits of the first sum of any block that differs from the C sums, into fig->mismatch; 1 when none. */
 static int sums_match(const loop_probe *p, const float *got, const float *want, bench_loop_figure *fig) {
+  const size_t sums = block_sums(p);
   size_t blk, i;
   for (blk = 0; blk < p->grid; blk++)
-    for (i = 0; i < p->sums; i++) {
-      const float g = got[blk * p->sums + i];
+    for (i = 0; i < sums; i++) {
+      const float g = got[blk * sums + i];
       if (memcmp(&g, &want[i], sizeof g)) {
         unsigned gb, wb;
         memcpy(&gb, &g, 4), memcpy(&wb, &want[i], 4);
@@ -121,7 +139,8 @@ static int measure_one(device_runtime *rt, const loop_probe *p, int runs, bench_
                        size_t err_len) {
   device_buffer a = {0}, b = {0}, out = {0}, cyc = {0};
   float *ha = malloc(p->a_len * sizeof *ha), *hb = malloc(p->b_len * sizeof *hb);
-  float *got = malloc(p->grid * p->sums * sizeof *got), *want = malloc(p->sums * sizeof *want);
+  const size_t sums = block_sums(p), full = p->sums_per_thread ? p->sums_per_thread * 256 : 1; /* the C sums: blocks of <= 256 */
+  float *got = malloc(p->grid * sums * sizeof *got), *want = malloc(full * sizeof *want);
   long long *cycles = malloc(p->grid * sizeof *cycles);
   double *per_block = malloc(p->grid * sizeof *per_block), *medians = malloc((size_t)runs * sizeof *medians);
   double *slowest = malloc((size_t)runs * sizeof *slowest);
@@ -140,7 +159,7 @@ static int measure_one(device_runtime *rt, const loop_probe *p, int runs, bench_
   p->c_sums(ha, hb, p->n, p->reps, want);
   if (device_runtime_kernel(rt, "loop_probe.cu", p->kernel, &kernel) ||
       device_buffer_alloc(rt, p->a_len * sizeof *ha, &a) || device_buffer_alloc(rt, p->b_len * sizeof *hb, &b) ||
-      device_buffer_alloc(rt, p->grid * p->sums * sizeof *got, &out) ||
+      device_buffer_alloc(rt, p->grid * sums * sizeof *got, &out) ||
       device_buffer_alloc(rt, p->grid * sizeof *cycles, &cyc) ||
       device_buffer_upload(rt, &a, ha, p->a_len * sizeof *ha) || device_buffer_upload(rt, &b, hb, p->b_len * sizeof *hb)) {
     snprintf(err, err_len, "%s: %s", p->kernel, device_runtime_error(rt));
@@ -151,7 +170,7 @@ static int measure_one(device_runtime *rt, const loop_probe *p, int runs, bench_
     void *args[] = {&a.dptr, &b.dptr, &n, &reps, &out.dptr, &cyc.dptr};
     if (device_runtime_launch(rt, kernel, p->kernel, p->grid, p->block, args) ||
         device_buffer_download(rt, &cyc, cycles, p->grid * sizeof *cycles) ||
-        (run < 0 && device_buffer_download(rt, &out, got, p->grid * p->sums * sizeof *got))) {
+        (run < 0 && device_buffer_download(rt, &out, got, p->grid * sums * sizeof *got))) {
       snprintf(err, err_len, "%s: %s", p->kernel, device_runtime_error(rt));
       goto done;
     }

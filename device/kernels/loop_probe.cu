@@ -14,18 +14,20 @@
 ** oracle's order posts no figure), cycles[block] thread 0's loop cycles.
 **
 **   loop_probe_values_narrow  the narrow values pass's chain (a thread a
-**                             (head, dim), 256 threads: warp = head, lane =
-**                             dim): csa_weighted_sum_in_order over n <= 256
-**                             staged candidates.  a = p [8][n], b = v [n][32].
+**                             (head, dim), up to 256 threads: warp = head,
+**                             lane = dim): csa_weighted_sum_in_order over n
+**                             <= 256 staged candidates.  a = p [8][n], b = v
+**                             [n][32].
 **   loop_probe_add_chain      the same threads adding the same products with
 **                             every operand in registers (csa_weighted4 on
 **                             the first four terms, n / 4 times a call): the
 **                             floor the values chain would reach were its
 **                             loads free.
-**   loop_probe_scores_pairs   the narrow scores pass's stage (128 threads, 2
-**                             heads x 2 candidates a thread): csa_pairs_stage
-**                             over the 64 staged dims.  a = q [16][64], b = k
-**                             [32][64]; n unused.  Four sums a thread.
+**   loop_probe_scores_pairs   the narrow scores pass's stage (up to 128
+**                             threads, 2 heads x 2 candidates a thread as
+**                             in the pass): csa_pairs_stage over the 64
+**                             staged dims.  a = q [16][64], b = k [32][64];
+**                             n unused.  Four sums a thread.
 **   loop_probe_softmax_sum    the softmax pass's thread 0 sum:
 **                             csa_sum_in_order over n <= 1,024 staged exps.
 **                             a = w [n]; b unused.  One sum a block.
@@ -69,9 +71,10 @@ extern "C" __global__ void loop_probe_add_chain(const float *a, const float *b, 
   p4 = *(const float4 *)ps[warp];
   v0 = vs[0][lane], v1 = vs[1][lane], v2 = vs[2][lane], v3 = vs[3][lane];
   t0 = clock64();
-  for (r = 0; r < reps; r++)
+  for (r = 0; r < reps; r++) {
 #pragma unroll 4
     for (i = 0; i < n; i += 4) acc = csa_weighted4(acc, p4, v0, v1, v2, v3);
+  }
   if (tid == 0) cycles[blockIdx.x] = clock64() - t0;
   out[blockIdx.x * blockDim.x + tid] = acc;
 }
