@@ -222,7 +222,10 @@ static void scores_items(void *ctx, long long i0, long long i1, int worker) {
 /*
 ** Phase 2, heads [h0, h1): the scores of dead candidates and past count to
 ** -inf, the max over the live ones, then each candidate's probability:
-** its exp taken once, kept, and divided by den once den is whole.
+** its exp taken once, kept, and divided by den once den is whole.  A
+** candidate whose score is -inf gets probability -inf (no probability is
+** otherwise), so that phase 3 tests the probability rows alone and does
+** not stream the score rows too.
 */
 static void softmax_items(void *ctx, long long h0, long long h1, int worker) {
   const row_job *j = ctx;
@@ -245,7 +248,7 @@ static void softmax_items(void *ctx, long long h0, long long h1, int worker) {
       if (!nx_csa_is_neg_inf(score[c])) den = den + w[c];
     }
     den = den + nx_expf(((const float *)j->in[CSA_IN_HEAD_SINK]->data)[h] - m); /* after the max: a logit-only mass */
-    for (c = 0; c < j->count; c++) w[c] = nx_csa_is_neg_inf(score[c]) ? 0.0f : w[c] / den;
+    for (c = 0; c < j->count; c++) w[c] = nx_csa_is_neg_inf(score[c]) ? score[c] : w[c] / den;
   }
 }
 
@@ -257,14 +260,14 @@ static void softmax_items(void *ctx, long long h0, long long h1, int worker) {
 */
 static void values_group(const row_job *j, long long h0, int n, const float *cols, float (*y)[Y_BLOCK]) {
   f4 a[HEAD_GROUP][2] = {{{0.0f}}};
-  const float *score[HEAD_GROUP], *prob[HEAD_GROUP];
+  const float *prob[HEAD_GROUP];
   int live[HEAD_GROUP];
   long long c;
   int g;
   for (g = 0; g < HEAD_GROUP; g++) {
     const long long h = h0 + (g < n ? g : 0);
     live[g] = g < n && !j->masked[h];
-    score[g] = j->score + h * j->stride, prob[g] = j->prob + h * j->stride;
+    prob[g] = j->prob + h * j->stride;
   }
   for (c = 0; c < j->count; c++) {
     f4 lo, hi;
@@ -274,7 +277,7 @@ static void values_group(const row_job *j, long long h0, int n, const float *col
 #pragma GCC unroll 4 /* unrolled, the accumulators stay in registers */
     for (g = 0; g < HEAD_GROUP; g++) {
       f4 p;
-      if (!live[g] || nx_csa_is_neg_inf(score[g][c])) continue;
+      if (!live[g] || nx_csa_is_neg_inf(prob[g][c])) continue;
       p = f4_splat(prob[g][c]);
       a[g][0] = a[g][0] + p * lo;
       a[g][1] = a[g][1] + p * hi;
