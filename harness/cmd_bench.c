@@ -194,6 +194,27 @@ static int bench_loops(int runs) {
   return status;
 }
 
+/*
+** The options a mode refuses when given with it, in the order a refusal
+** names them: each mode's check is a mask of OPT bits over these.
+*/
+enum {
+  OPT_COMPARE, OPT_TREND, OPT_TARGETS, OPT_RUN, OPT_LAST, OPT_RUNS, OPT_VARIANT, OPT_TIMING, OPT_FILTER,
+  OPT_ORACLE_THREADS, OPT_SKIP, OPT_NO_CHECK, OPT_ORACLE_CALLS, OPT_ORACLE_RUNS, OPT_COUNT
+};
+static const char *const opt_names[OPT_COUNT] = {
+    "--compare", "--trend",  "--targets",        "--run",          "--last",     "--runs",         "--variant",
+    "--timing",  "--filter", "--oracle-threads", "--skip-kernels", "--no-check", "--oracle-calls", "--oracle-runs"};
+#define OPT(k) (1u << (k))
+
+/* The first option of mask that seen (indexed by OPT_*) says was given, or NULL. */
+static const char *first_given(const int *seen, unsigned mask) {
+  int k;
+  for (k = 0; k < OPT_COUNT; k++)
+    if (mask & OPT(k) && seen[k]) return opt_names[k];
+  return NULL;
+}
+
 /* a < b as exit codes go: a wrong kernel (FAIL) outranks a missing resource (ENV). */
 static int worse(int a, int b) { return a == EXIT_CODE_FAIL || b == EXIT_CODE_FAIL ? EXIT_CODE_FAIL : a ? a : b; }
 
@@ -263,21 +284,14 @@ int cmd_bench(int argc, char **argv) {
     }
   }
   exploring = skip_arg || o.no_check;
+  const int seen[OPT_COUNT] = {
+      [OPT_COMPARE] = compare,         [OPT_TREND] = trend,           [OPT_TARGETS] = targets_only,
+      [OPT_RUN] = run_arg != NULL,     [OPT_LAST] = last_arg != NULL, [OPT_RUNS] = runs_arg != NULL,
+      [OPT_VARIANT] = variant_arg != NULL, [OPT_TIMING] = timing_arg != NULL, [OPT_FILTER] = o.filter != NULL,
+      [OPT_ORACLE_THREADS] = scaling_arg != NULL, [OPT_SKIP] = skip_arg != NULL, [OPT_NO_CHECK] = o.no_check,
+      [OPT_ORACLE_CALLS] = oracle_calls, [OPT_ORACLE_RUNS] = scaling_runs_arg != NULL};
   if (loops) {
-    const char *stray = compare        ? "--compare"
-                        : trend        ? "--trend"
-                        : targets_only ? "--targets"
-                        : run_arg      ? "--run"
-                        : last_arg     ? "--last"
-                        : variant_arg  ? "--variant"
-                        : timing_arg   ? "--timing"
-                        : o.filter     ? "--filter"
-                        : scaling_arg  ? "--oracle-threads"
-                        : skip_arg     ? "--skip-kernels"
-                        : o.no_check   ? "--no-check"
-                        : oracle_calls ? "--oracle-calls"
-                        : scaling_runs_arg ? "--oracle-runs"
-                                       : NULL;
+    const char *stray = first_given(seen, ~OPT(OPT_RUNS));
     if (stray) return cli_usage_error("bench", "%s: --loops times the loop probes alone (--runs only)", stray);
     return bench_loops((int)runs);
   }
@@ -293,15 +307,8 @@ int cmd_bench(int argc, char **argv) {
   if (oracle_calls && !scaling_arg) return cli_usage_error("bench", "--oracle-calls needs --oracle-threads");
   if (scaling_arg) {
     unsigned long long n = 0;
-    const char *stray = compare        ? "--compare"
-                        : trend        ? "--trend"
-                        : targets_only ? "--targets"
-                        : run_arg      ? "--run"
-                        : last_arg     ? "--last"
-                        : runs_arg     ? "--runs"
-                        : variant_arg  ? "--variant"
-                        : timing_arg   ? "--timing"
-                                       : NULL;
+    const char *stray = first_given(seen, OPT(OPT_COMPARE) | OPT(OPT_TREND) | OPT(OPT_TARGETS) | OPT(OPT_RUN) |
+                                              OPT(OPT_LAST) | OPT(OPT_RUNS) | OPT(OPT_VARIANT) | OPT(OPT_TIMING));
     if (stray) return cli_usage_error("bench", "%s: --oracle-threads times the oracle alone", stray);
     if (bench_scaling_parse(scaling_arg, &scaling, err, sizeof err) != 0) return cli_usage_error("bench", "%s", err);
     if (scaling_runs_arg) {
@@ -322,14 +329,8 @@ int cmd_bench(int argc, char **argv) {
     return status;
   }
   if (targets_only) {
-    const char *stray = compare       ? "--compare"
-                        : trend       ? "--trend"
-                        : runs_arg    ? "--runs"
-                        : last_arg    ? "--last"
-                        : variant_arg ? "--variant"
-                        : timing_arg  ? "--timing"
-                        : o.filter    ? "--filter"
-                                      : NULL;
+    const char *stray = first_given(seen, OPT(OPT_COMPARE) | OPT(OPT_TREND) | OPT(OPT_RUNS) | OPT(OPT_LAST) |
+                                              OPT(OPT_VARIANT) | OPT(OPT_TIMING) | OPT(OPT_FILTER));
     if (stray) return cli_usage_error("bench", "%s: --targets reads one recorded run, whole", stray);
     return bench_targets(db, run_arg);
   }
