@@ -16,6 +16,10 @@
 #      (the reference's 64K scoring takes seconds a replay)
 #   7. the oracle alone, 1 and 16 threads, on the two big
 #      shapes, with no GPU visible to it                   (limit 2 x 120 s)
+#   8. the gate, both variants, 16 workers under MPS       (limit 240 s)
+#   9. the nightly, both variants, 16 workers under MPS    (limit 480 s)
+#  10. bench --loops: the attention's inner loops alone,
+#      then the CSA B = 1 lines beside them                (limit 60 + 90 s)
 #
 # The limits add up to more than one call's ten minutes: give a call the
 # steps that fit, e.g. `ci/device_verify.sh 1 2 3 4` and then `5 6 7`.
@@ -25,7 +29,7 @@ out=${OUT:-$PWD/verify-logs}
 logs=$out/verify
 db=${BITGATE_VERIFY_DB_DIR:-$out}
 mkdir -p "$logs"
-steps=${*:-1 2 3 4 5 6 7 8 9}
+steps=${*:-1 2 3 4 5 6 7 8 9 10}
 
 # step NAME LIMIT COMMAND...: runs it with its limit, records exit status and seconds.
 step() {
@@ -71,6 +75,8 @@ for s in $steps; do
   9) mps_start
      step nightly_both_j16_mps 480 build/bitgate run --suite nightly --variant both --jobs 16 --db "$db/nightly_both.db"
      mps_stop ;;
-  *) echo "device_verify: no step '$s' (steps are 1 to 9)" >&2; exit 2 ;;
+  10) step bench_loops 60 build/bitgate bench --loops --runs 50
+      bench bench_csa_b1 90 fast 'csa*B=1' ;;
+  *) echo "device_verify: no step '$s' (steps are 1 to 10)" >&2; exit 2 ;;
   esac
 done
