@@ -44,6 +44,15 @@ static void values_sums(const float *p, const float *v, int n, int reps, float *
     }
 }
 
+/* Thread tid of 128 with two heads a thread: its sums are heads 2 (tid / 32) and 2 (tid / 32) + 1 of dim tid % 32. */
+static void two_heads_sums(const float *p, const float *v, int n, int reps, float *out) {
+  float one[VALUE_HEADS * VALUE_DIMS];
+  int tid, e;
+  values_sums(p, v, n, reps, one);
+  for (tid = 0; tid < 128; tid++)
+    for (e = 0; e < 2; e++) out[2 * tid + e] = one[(2 * (tid / 32) + e) * VALUE_DIMS + tid % 32];
+}
+
 /* The same threads adding their first four products over and over, n / 4 times a call. */
 static void add_chain_sums(const float *p, const float *v, int n, int reps, float *out) {
   int h, d, r, i, t;
@@ -104,6 +113,12 @@ static const loop_probe probes[BENCH_LOOP_PROBES] = {
     SCORES("scores stage (narrow pairs pass)", 80, 128),
     SCORES("scores stage, one warp alone", 1, 32),
     {"loop_probe_softmax_sum", "softmax sum (softmax pass, thread 0)", 64, 256, 640, 1, 640, 1, 0, softmax_sums},
+    /* candidates for the values pass (loop_probe.cu says what each changes) */
+    {"loop_probe_values_two_heads", "candidate: values, two heads a thread", 128, 128, 256, 3, VALUE_HEADS * 256,
+     256 * VALUE_DIMS, 2, two_heads_sums},
+    {"loop_probe_values_two_heads", "candidate: two heads a thread, one warp", 1, 32, 256, 3, VALUE_HEADS * 256,
+     256 * VALUE_DIMS, 2, two_heads_sums},
+    VALUES("candidate: values staged transposed", "loop_probe_values_transposed", 128, 256),
 };
 
 static int cmp_double(const void *x, const void *y) {

@@ -125,12 +125,14 @@ static const char bench_help[] =
     "without one): the values chain, the same chain with its operands in\n"
     "registers (the adds' own floor), the narrow scores stage and the softmax's\n"
     "ordered sum, each the pass's own loop function at its pass's grid, on\n"
-    "operands staged in shared memory (device/kernels/loop_probe.cu).  It prints\n"
-    "their cycles a term (thread 0's clock64, the median and the slowest block,\n"
-    "the median of --runs launches): set beside a pass's time, whether the loop\n"
-    "or what the pass does around it holds the pass.  Each probe's sums are\n"
-    "first checked bit for bit against the same sums in C; one that differs\n"
-    "posts no figure (exit 1).  Nothing is recorded.\n\n" EXIT_CODES_HELP;
+    "operands staged in shared memory (device/kernels/loop_probe.cu), the values\n"
+    "and scores loops also on one block and on one warp alone; then candidate\n"
+    "shapes for the values loop (two heads a thread, values staged transposed).\n"
+    "It prints their cycles a term (thread 0's clock64, the median and the\n"
+    "slowest block, the median of --runs launches): set beside a pass's time,\n"
+    "whether the loop or what the pass does around it holds the pass.  Each\n"
+    "probe's sums are first checked bit for bit against the same sums in C; one\n"
+    "that differs posts no figure (exit 1).  Nothing is recorded.\n\n" EXIT_CODES_HELP;
 
 /* --trend: the recorded figures of db, read-only (reports/report_trend.h). */
 static int bench_trend(const char *db, const report_trend_opts *t) {

@@ -31,6 +31,9 @@
 **   loop_probe_softmax_sum    the softmax pass's thread 0 sum:
 **                             csa_sum_in_order over n <= 1,024 staged exps.
 **                             a = w [n]; b unused.  One sum a block.
+**
+** Below them, candidate shapes of the values loop (two heads a thread; the
+** values staged transposed), on the same operands, checked the same way.
 */
 #include "csa_attention_abi.h"
 #include "numerics.h"
@@ -113,4 +116,72 @@ extern "C" __global__ void loop_probe_softmax_sum(const float *a, const float *b
   for (r = 0; r < reps; r++) sum = csa_sum_in_order(batch, n, sum);
   cycles[blockIdx.x] = clock64() - t0;
   out[blockIdx.x] = sum;
+}
+
+/*
+** Candidates: loop shapes the narrow values pass could take instead (the
+** ninth round tried each inside the pass; none shortened it).  Alone, beside
+** the pass's own loop above, they show whether the loop's shape can matter
+** at all.  Same operands and sums as loop_probe_values_narrow, each chain p
+** . v over the candidates ascending from acc.
+*/
+
+/* Two heads a thread (warp w: heads 2w, 2w + 1; lane: dim), each value read once for both: up to 128 threads. */
+extern "C" __global__ void loop_probe_values_two_heads(const float *a, const float *b, int n, int reps, float *out,
+                                                       long long *cycles) {
+  __shared__ __align__(16) float ps[CSA_NARROW_VALUE_HEADS][CSA_NARROW_VALUE_CHUNK];
+  __shared__ __align__(16) float vs[CSA_NARROW_VALUE_CHUNK][CSA_NARROW_VALUE_DIMS];
+  const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
+  const float *p0 = ps[2 * warp], *p1 = ps[2 * warp + 1], *v = &vs[0][lane];
+  float acc0 = 0.0f, acc1 = 0.0f;
+  long long t0;
+  int i, r;
+  for (i = tid; i < CSA_NARROW_VALUE_HEADS * n; i += blockDim.x) ps[i / n][i % n] = a[i];
+  for (i = tid; i < n * CSA_NARROW_VALUE_DIMS; i += blockDim.x) vs[i / CSA_NARROW_VALUE_DIMS][i % CSA_NARROW_VALUE_DIMS] = b[i];
+  __syncthreads();
+  t0 = clock64();
+  for (r = 0; r < reps; r++) {
+    float4 pa = *(const float4 *)p0, pb = *(const float4 *)p1;
+    float v0 = v[0], v1 = v[CSA_NV_DIMS], v2 = v[2 * CSA_NV_DIMS], v3 = v[3 * CSA_NV_DIMS];
+    for (i = 4; i < n; i += 4) { /* n % 4 == 0: the host's shapes */
+      const float *nv = v + i * CSA_NV_DIMS;
+      const float4 npa = *(const float4 *)(p0 + i), npb = *(const float4 *)(p1 + i);
+      const float n0 = nv[0], n1 = nv[CSA_NV_DIMS], n2 = nv[2 * CSA_NV_DIMS], n3 = nv[3 * CSA_NV_DIMS];
+      acc0 = csa_weighted4(acc0, pa, v0, v1, v2, v3);
+      acc1 = csa_weighted4(acc1, pb, v0, v1, v2, v3);
+      pa = npa, pb = npb, v0 = n0, v1 = n1, v2 = n2, v3 = n3;
+    }
+    acc0 = csa_weighted4(acc0, pa, v0, v1, v2, v3);
+    acc1 = csa_weighted4(acc1, pb, v0, v1, v2, v3);
+  }
+  if (tid == 0) cycles[blockIdx.x] = clock64() - t0;
+  out[2 * (blockIdx.x * blockDim.x + tid)] = acc0;
+  out[2 * (blockIdx.x * blockDim.x + tid) + 1] = acc1;
+}
+
+/* The values staged transposed (a dim's candidates a shared row), four terms of p and of v two 16-byte reads. */
+extern "C" __global__ void loop_probe_values_transposed(const float *a, const float *b, int n, int reps, float *out,
+                                                        long long *cycles) {
+  __shared__ __align__(16) float ps[CSA_NARROW_VALUE_HEADS][CSA_NARROW_VALUE_CHUNK];
+  __shared__ __align__(16) float vt[CSA_NARROW_VALUE_DIMS][CSA_NARROW_VALUE_CHUNK + 4]; /* + 4: rows on other banks */
+  const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
+  const float *p = ps[warp], *v = vt[lane];
+  float acc = 0.0f;
+  long long t0;
+  int i, r;
+  for (i = tid; i < CSA_NARROW_VALUE_HEADS * n; i += blockDim.x) ps[i / n][i % n] = a[i];
+  for (i = tid; i < n * CSA_NARROW_VALUE_DIMS; i += blockDim.x) vt[i % CSA_NARROW_VALUE_DIMS][i / CSA_NARROW_VALUE_DIMS] = b[i];
+  __syncthreads();
+  t0 = clock64();
+  for (r = 0; r < reps; r++) {
+    float4 p4 = *(const float4 *)p, v4 = *(const float4 *)v;
+    for (i = 4; i < n; i += 4) {
+      const float4 np4 = *(const float4 *)(p + i), nv4 = *(const float4 *)(v + i);
+      acc = csa_weighted4(acc, p4, v4.x, v4.y, v4.z, v4.w);
+      p4 = np4, v4 = nv4;
+    }
+    acc = csa_weighted4(acc, p4, v4.x, v4.y, v4.z, v4.w);
+  }
+  if (tid == 0) cycles[blockIdx.x] = clock64() - t0;
+  out[blockIdx.x * blockDim.x + tid] = acc;
 }
