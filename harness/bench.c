@@ -12,36 +12,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 static int cmp_float(const void *a, const void *b) {
   float x = *(const float *)a, y = *(const float *)b;
   return (x > y) - (x < y);
 }
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-double bench_now_ms(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
-}
-
-double bench_median_ms(double *t, int n) {
-  qsort(t, (size_t)n, sizeof *t, cmp_double);
-  return t[n / 2];
-}
-
-double bench_min_ms(const double *t, int n) {
-  double m = t[0];
-  int i;
-  for (i = 1; i < n; i++)
-    if (t[i] < m) m = t[i];
-  return m;
-}
 
 int bench_oracle_ms(int (*run)(void *ctx), void *ctx, double *ms) {
   double t[BENCH_ORACLE_RUNS], spent = 0;

@@ -5,6 +5,7 @@
 ** with the C sums its kernel must reproduce bit for bit.
 */
 #include "harness/bench_loops.h"
+#include "harness/bench.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,10 +98,9 @@ static void softmax_sums(const float *w, const float *unused, int n, int reps, f
 ** one warp (nothing to share the scheduler with).  Set side by side, they
 ** tell a loop held by its own chain from one held by what its warps share.
 */
-#define VALUES(name, kernel, grid, block) \
-  {kernel, name, grid, block, 256, 3, VALUE_HEADS * 256, 256 * VALUE_DIMS, 1, values_sums}
-#define VALUES_ADD(name, grid, block) \
-  {"loop_probe_add_chain", name, grid, block, 256, 3, VALUE_HEADS * 256, 256 * VALUE_DIMS, 1, add_chain_sums}
+#define VALUE_PROBE(name, kernel, grid, block, per_thread, c_sums) \
+  {kernel, name, grid, block, 256, 3, VALUE_HEADS * 256, 256 * VALUE_DIMS, per_thread, c_sums}
+#define VALUES(name, kernel, grid, block) VALUE_PROBE(name, kernel, grid, block, 1, values_sums)
 #define SCORES(name, grid, block) \
   {"loop_probe_scores_pairs", name, grid, block, SCORE_DIMS, 8, SCORE_HEADS * SCORE_DIMS, SCORE_CANDS * SCORE_DIMS, 4, \
    pairs_sums}
@@ -108,28 +108,16 @@ static const loop_probe probes[BENCH_LOOP_PROBES] = {
     VALUES("values chain (narrow values pass)", "loop_probe_values_narrow", 128, 256),
     VALUES("values chain, one block alone", "loop_probe_values_narrow", 1, 256),
     VALUES("values chain, one warp alone", "loop_probe_values_narrow", 1, 32),
-    VALUES_ADD("values adds, operands in registers", 128, 256),
-    VALUES_ADD("values adds in registers, one warp", 1, 32),
+    VALUE_PROBE("values adds, operands in registers", "loop_probe_add_chain", 128, 256, 1, add_chain_sums),
+    VALUE_PROBE("values adds in registers, one warp", "loop_probe_add_chain", 1, 32, 1, add_chain_sums),
     SCORES("scores stage (narrow pairs pass)", 80, 128),
     SCORES("scores stage, one warp alone", 1, 32),
     {"loop_probe_softmax_sum", "softmax sum (softmax pass, thread 0)", 64, 256, 640, 1, 640, 1, 0, softmax_sums},
     /* candidates for the values pass (loop_probe.cu says what each changes) */
-    {"loop_probe_values_two_heads", "candidate: values, two heads a thread", 128, 128, 256, 3, VALUE_HEADS * 256,
-     256 * VALUE_DIMS, 2, two_heads_sums},
-    {"loop_probe_values_two_heads", "candidate: two heads a thread, one warp", 1, 32, 256, 3, VALUE_HEADS * 256,
-     256 * VALUE_DIMS, 2, two_heads_sums},
+    VALUE_PROBE("candidate: values, two heads a thread", "loop_probe_values_two_heads", 128, 128, 2, two_heads_sums),
+    VALUE_PROBE("candidate: two heads a thread, one warp", "loop_probe_values_two_heads", 1, 32, 2, two_heads_sums),
     VALUES("candidate: values staged transposed", "loop_probe_values_transposed", 128, 256),
 };
-
-static int cmp_double(const void *x, const void *y) {
-  const double a = *(const double *)x, b = *(const double *)y;
-  return a < b ? -1 : a > b;
-}
-
-static double median_of(double *v, int n) {
-  qsort(v, (size_t)n, sizeof *v, cmp_double);
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 /* Bits of the first sum of any block that differs from the C sums, into fig->mismatch; 1 when none. */
 static int sums_match(const loop_probe *p, const float *got, const float *want, bench_loop_figure *fig) {
@@ -195,10 +183,10 @@ static int measure_one(device_runtime *rt, const loop_probe *p, int runs, bench_
       continue;
     }
     for (i = 0; i < p->grid; i++) per_block[i] = (double)cycles[i] / (double)fig->terms;
-    medians[run] = median_of(per_block, (int)p->grid);
-    slowest[run] = per_block[p->grid - 1]; /* sorted by median_of */
+    medians[run] = bench_median_ms(per_block, (int)p->grid);
+    slowest[run] = per_block[p->grid - 1]; /* sorted by bench_median_ms */
   }
-  if (fig->checked) fig->median_block = median_of(medians, runs), fig->slowest_block = median_of(slowest, runs);
+  if (fig->checked) fig->median_block = bench_median_ms(medians, runs), fig->slowest_block = bench_median_ms(slowest, runs);
   rc = 0;
 done:
   device_buffer_free(&a), device_buffer_free(&b), device_buffer_free(&out), device_buffer_free(&cyc);

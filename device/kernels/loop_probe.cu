@@ -42,6 +42,16 @@
 #include "csa_sink_attention.h"
 #include "csa_attention_tiles.h"
 
+/* The values probes' operands into shared memory as the pass stages them: p [8][n], v [n][32]. */
+static __device__ void probe_stage_values(float (*ps)[CSA_NARROW_VALUE_CHUNK], float (*vs)[CSA_NARROW_VALUE_DIMS],
+                                          const float *a, const float *b, int n) {
+  int i;
+  for (i = threadIdx.x; i < CSA_NARROW_VALUE_HEADS * n; i += blockDim.x) ps[i / n][i % n] = a[i];
+  for (i = threadIdx.x; i < n * CSA_NARROW_VALUE_DIMS; i += blockDim.x)
+    vs[i / CSA_NARROW_VALUE_DIMS][i % CSA_NARROW_VALUE_DIMS] = b[i];
+  __syncthreads();
+}
+
 extern "C" __global__ void loop_probe_values_narrow(const float *a, const float *b, int n, int reps, float *out,
                                                     long long *cycles) {
   __shared__ __align__(16) float ps[CSA_NARROW_VALUE_HEADS][CSA_NARROW_VALUE_CHUNK];
@@ -49,10 +59,8 @@ extern "C" __global__ void loop_probe_values_narrow(const float *a, const float 
   const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
   float acc = 0.0f;
   long long t0;
-  int i, r;
-  for (i = tid; i < CSA_NARROW_VALUE_HEADS * n; i += blockDim.x) ps[i / n][i % n] = a[i];
-  for (i = tid; i < n * CSA_NARROW_VALUE_DIMS; i += blockDim.x) vs[i / CSA_NARROW_VALUE_DIMS][i % CSA_NARROW_VALUE_DIMS] = b[i];
-  __syncthreads();
+  int r;
+  probe_stage_values(ps, vs, a, b, n);
   t0 = clock64();
   for (r = 0; r < reps; r++) acc = csa_weighted_sum_in_order(ps[warp], &vs[0][lane], n, acc);
   if (tid == 0) cycles[blockIdx.x] = clock64() - t0;
@@ -136,9 +144,7 @@ extern "C" __global__ void loop_probe_values_two_heads(const float *a, const flo
   float acc0 = 0.0f, acc1 = 0.0f;
   long long t0;
   int i, r;
-  for (i = tid; i < CSA_NARROW_VALUE_HEADS * n; i += blockDim.x) ps[i / n][i % n] = a[i];
-  for (i = tid; i < n * CSA_NARROW_VALUE_DIMS; i += blockDim.x) vs[i / CSA_NARROW_VALUE_DIMS][i % CSA_NARROW_VALUE_DIMS] = b[i];
-  __syncthreads();
+  probe_stage_values(ps, vs, a, b, n);
   t0 = clock64();
   for (r = 0; r < reps; r++) {
     float4 pa = *(const float4 *)p0, pb = *(const float4 *)p1;
