@@ -509,8 +509,9 @@ Test(cli, bench_exploration_options_say_so_and_refuse_bad_lists) {
 
 /*
 ** --loops: refused with options it does not take; without a GPU exit 3
-** saying why.  On a GPU the four probes post figures, and a values chain
-** planted to subtract posts none for the two probes that run it (exit 1).
+** saying why.  On a GPU every probe posts a figure, and csa_weighted4
+** planted to subtract leaves every values probe (they all run it) without
+** one and the scores and softmax probes with theirs (exit 1).
 */
 Test(cli, bench_loops_times_the_probes_or_says_why_not) {
   outcome *o = RUN(NULL, "bench", "--loops", "--variant", "fast");
@@ -533,8 +534,10 @@ Test(cli, bench_loops_times_the_probes_or_says_why_not) {
   unsetenv("BITGATE_PLANT");
   cr_expect_eq(o->status, 1, "%s", o->out);
   cr_expect(strstr(o->out, "values chain (narrow values pass): sums differ from the C sums, no figure: block 0") &&
-                strstr(o->out, "values chain, operands in registers: sums differ") &&
-                !strstr(o->out, "scores stage (narrow pairs pass): sums differ"),
+                strstr(o->out, "values adds, operands in registers: sums differ") &&
+                strstr(o->out, "candidate: values staged transposed: sums differ") &&
+                !strstr(o->out, "scores stage (narrow pairs pass): sums differ") &&
+                !strstr(o->out, "softmax sum (softmax pass, thread 0): sums differ"),
             "%s", o->out);
 }
 
