@@ -5,17 +5,18 @@
 ** with the C sums its kernel must reproduce bit for bit.
 */
 #include "harness/bench_loops.h"
+#include "device/kernels/csa_attention_abi.h"
 #include "harness/bench.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define VALUE_HEADS 8  /* CSA_NARROW_VALUE_HEADS: a warp each */
-#define VALUE_DIMS 32  /* CSA_NARROW_VALUE_DIMS: a lane each */
-#define SCORE_HEADS 16 /* CSA_NARROW_SCORE_HEADS */
-#define SCORE_CANDS 32 /* CSA_TILE_CANDS */
-#define SCORE_DIMS 64  /* csa_narrow_scores::k, the dims of a stage */
+#define VALUE_HEADS CSA_NARROW_VALUE_HEADS /* a warp each */
+#define VALUE_DIMS CSA_NARROW_VALUE_DIMS   /* a lane each */
+#define SCORE_HEADS CSA_NARROW_SCORE_HEADS
+#define SCORE_CANDS CSA_TILE_CANDS
+#define SCORE_DIMS 64 /* csa_narrow_scores::k (csa_attention_chains.h), the dims of a stage */
 
 typedef struct loop_probe {
   const char *kernel, *name;
