@@ -4,7 +4,8 @@
 ** only 1-5 ms after the call while its creator kept working, as long as a
 ** whole stage of the ratio-128 decode step at 64K (the record pool takes
 ** 1.5 ms), so per-call threads often left the caller to do a stage alone.
-** A sleeping helper wakes in about 0.03 ms.  The pool only grows and is
+** A helper between calls watches, naps, then sleeps (POOL_NAP_NS); one
+** asleep wakes in about 0.03 ms.  The pool only grows and is
 ** never shut down (its threads sleep at exit).
 */
 #include "oracle/oracle_threads.h"
@@ -36,6 +37,21 @@
 ** paid twice a call (the helpers' start, the caller's end).
 */
 #define POOL_SPIN_NS 100000LL
+
+/*
+** A helper that watched POOL_SPIN_NS in vain naps: it sleeps POOL_NAP_NS
+** at a time and looks again, for POOL_NAP_WINDOW_NS, before it sleeps on
+** the condition variable.  Why: waking a helper asleep on the condition
+** variable cost the caller 24-29 us of its own time on the project's 2-vCPU
+** machine (the futex wake of an idle virtual CPU), and its own items ran
+** slower for tens of microseconds after; the first call of every decode
+** step paid it, since steps come more than POOL_SPIN_NS apart.  A napping
+** helper finds the post on its own, so the caller makes no system call.
+** The window covers the gap between steps of a run (milliseconds); a nap
+** costs a timer wake, a few microseconds of an otherwise idle core.
+*/
+#define POOL_NAP_NS 20000L
+#define POOL_NAP_WINDOW_NS 20000000LL
 
 static atomic_int threads_fixed; /* oracle_threads_set's value, 0 when unset */
 static _Thread_local int in_worker; /* set while this thread runs a parallel call's items */
@@ -133,11 +149,11 @@ static void job_drain(job *j, int worker) {
 ** that counted itself later reads NULL or a later call's job.
 **
 ** The mutex serves the two sleeps only: a helper that watched POOL_SPIN_NS
-** without a post (sleepers, on wake), and a caller whose helpers are still
-** inside after POOL_SPIN_NS (waiting, on left).  Each side announces its
-** sleep under the mutex and then checks its condition; the other side
-** changes the condition first and then reads the announcement, so no wake
-** is lost.
+** and napped POOL_NAP_WINDOW_NS without a post (sleepers, on wake), and a
+** caller whose helpers are still inside after POOL_SPIN_NS (waiting, on
+** left).  Each side announces its sleep under the mutex and then checks
+** its condition; the other side changes the condition first and then
+** reads the announcement, so no wake is lost.
 */
 static struct helper_pool {
   pthread_mutex_t owner; /* held by the top-level call using the helpers */
@@ -149,10 +165,11 @@ static struct helper_pool {
   atomic_int inside;     /* helpers that may be reading open's job */
   atomic_int sleepers;   /* helpers asleep on wake, or about to be */
   atomic_int waiting;    /* the owner asleep on left, or about to be */
+  atomic_llong sleep_wakes; /* posts that woke sleepers (oracle_threads_sleep_wakes) */
   int helpers;           /* helper threads started (the owner's) */
   unsigned long serial;  /* jobs opened so far (the owner's) */
 } pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER,
-          NULL, 0, 0, 0, 0, 0, 0};
+          NULL, 0, 0, 0, 0, 0, 0, 0};
 
 static long long now_ns(void) {
   struct timespec t;
@@ -177,9 +194,20 @@ static int job_posted_after(unsigned long last) { return atomic_load(&pool.poste
 
 static int helpers_out(unsigned long unused) { return (void)unused, atomic_load(&pool.inside) == 0; }
 
-/* A helper with nothing to do: watches for a post after `last`, then sleeps until one comes. */
+/* Naps until a post after `last`, for POOL_NAP_WINDOW_NS at most; whether one came. */
+static int nap_until_post(unsigned long last) {
+  const long long until = now_ns() + POOL_NAP_WINDOW_NS;
+  const struct timespec nap = {0, POOL_NAP_NS};
+  do {
+    nanosleep(&nap, NULL);
+    if (job_posted_after(last)) return 1;
+  } while (now_ns() < until);
+  return 0;
+}
+
+/* A helper with nothing to do: watches for a post after `last`, naps, then sleeps until one comes. */
 static void await_post(unsigned long last) {
-  if (spin_until(job_posted_after, last)) return;
+  if (spin_until(job_posted_after, last) || nap_until_post(last)) return;
   pthread_mutex_lock(&pool.mu);
   atomic_fetch_add(&pool.sleepers, 1);
   while (!job_posted_after(last)) pthread_cond_wait(&pool.wake, &pool.mu);
@@ -281,6 +309,7 @@ static void parallel_for(long long count, int workers, oracle_range_fn fn, void 
   atomic_store(&pool.open, &j);
   atomic_store(&pool.posted, j.serial);
   if (atomic_load(&pool.sleepers) > 0) {
+    atomic_fetch_add(&pool.sleep_wakes, 1);
     pthread_mutex_lock(&pool.mu);
     pthread_cond_broadcast(&pool.wake);
     pthread_mutex_unlock(&pool.mu);
@@ -292,6 +321,8 @@ static void parallel_for(long long count, int workers, oracle_range_fn fn, void 
   await_helpers_out();
   pthread_mutex_unlock(&pool.owner);
 }
+
+long long oracle_threads_sleep_wakes(void) { return atomic_load(&pool.sleep_wakes); }
 
 static _Thread_local oracle_call_log *call_log; /* oracle_call_log_set's */
 #define CALL_DEPTH_MAX 8 /* logged calls open at once on a thread; deeper ones count in their parent's time */

@@ -99,6 +99,14 @@ typedef struct oracle_call_log {
 oracle_call_log *oracle_call_log_set(oracle_call_log *log);
 
 /*
+** Calls so far that found helpers asleep and woke them (a system call on
+** the caller's time); a helper between jobs first watches, then naps, and
+** sleeps only after milliseconds without a call (oracle_threads.c).  For the
+** pool's tests and profiles.
+*/
+long long oracle_threads_sleep_wakes(void);
+
+/*
 ** calloc that aborts naming the caller's file and line when memory runs
 ** out (the oracle has no error class for it).  The block starts on a cache line and owns
 ** whole lines, so scratch given to different workers never shares a line:

@@ -60,19 +60,49 @@ Test(oracle_threads_pool, each_item_runs_once_on_a_valid_worker, .timeout = 60) 
 }
 
 /*
-** Helpers watch for the next job for a while after each one, then sleep:
-** calls that come at once, just after the watch, and long after it must all
-** find their helpers, every item once.
+** Helpers watch for the next job for a while after each one (0.1 ms), then
+** nap (20 ms), then sleep: calls that come at once, just after the watch,
+** while they nap, and once they sleep must all find their helpers, every
+** item once.
 */
 Test(oracle_threads_pool, calls_spaced_around_the_helpers_watch, .timeout = 60) {
-  static const useconds_t gaps[] = {0, 50, 90, 110, 150, 400, 0, 0, 2000};
+  static const useconds_t gaps[] = {0, 50, 90, 110, 150, 400, 0, 0, 2000, 19000, 21000, 30000};
   int round;
   size_t g;
-  for (round = 0; round < 30; round++)
+  for (round = 0; round < 12; round++)
     for (g = 0; g < sizeof gaps / sizeof gaps[0]; g++) {
       if (gaps[g]) usleep(gaps[g]);
       cr_assert_eq(call_once(100, 4), 0, "round %d, after %u us", round, (unsigned)gaps[g]);
     }
+}
+
+/* Sleep wakes among `calls` 2-worker calls, each `gap_us` after the last. */
+static long long sleep_wakes_over(int calls, useconds_t gap_us) {
+  const long long before = oracle_threads_sleep_wakes();
+  int i;
+  for (i = 0; i < calls; i++) {
+    usleep(gap_us);
+    cr_assert_eq(call_once(100, 2), 0);
+  }
+  return oracle_threads_sleep_wakes() - before;
+}
+
+/*
+** Calls a few milliseconds apart, as a run's decode steps come, find the
+** helper napping and wake nobody (the caller makes no system call); calls
+** far apart find it asleep and wake it.  Not all of them: a helper the
+** machine leaves unscheduled past its nap window sleeps early, so the
+** bounds leave room for a loaded machine while still failing a pool whose
+** helper sleeps after its watch (every near call a wake) or never sleeps
+** (no far call a wake).
+*/
+Test(oracle_threads_pool, helpers_nap_between_near_calls_and_sleep_between_far_ones, .timeout = 60) {
+  long long near, far;
+  cr_assert_eq(call_once(100, 2), 0); /* the helper exists from here on */
+  near = sleep_wakes_over(20, 3000);
+  far = sleep_wakes_over(10, 40000);
+  cr_expect_leq(near, 10, "%lld of 20 calls 3 ms apart woke a sleeping helper", near);
+  cr_expect_geq(far, 5, "only %lld of 10 calls 40 ms apart woke a sleeping helper", far);
 }
 
 /*
