@@ -20,6 +20,8 @@
 #   9. the nightly, both variants, 16 workers under MPS    (limit 480 s)
 #  10. bench --loops: the attention's inner loops alone,
 #      then the CSA B = 1 lines beside them                (limit 60 + 90 s)
+#  11. the oracle's B = 1 steps on 1 and 16 threads, call
+#      by call (bench --oracle-threads), no GPU visible    (limit 150 s)
 #
 # The limits add up to more than one call's ten minutes: give a call the
 # steps that fit, e.g. `ci/device_verify.sh 1 2 3 4` and then `5 6 7`.
@@ -29,7 +31,7 @@ out=${OUT:-$PWD/verify-logs}
 logs=$out/verify
 db=${BITGATE_VERIFY_DB_DIR:-$out}
 mkdir -p "$logs"
-steps=${*:-1 2 3 4 5 6 7 8 9 10}
+steps=${*:-1 2 3 4 5 6 7 8 9 10 11}
 
 # step NAME LIMIT COMMAND...: runs it with its limit, records exit status and seconds.
 step() {
@@ -77,6 +79,8 @@ for s in $steps; do
      mps_stop ;;
   10) step bench_loops 60 build/bitgate bench --loops --runs 50
       bench bench_csa_b1 90 fast 'csa*B=1' ;;
-  *) echo "device_verify: no step '$s' (steps are 1 to 10)" >&2; exit 2 ;;
+  11) step oracle_calls_b1 150 env CUDA_VISIBLE_DEVICES= build/bitgate bench --oracle-threads 1,16 \
+        --oracle-runs 7 --oracle-calls --filter '*B=1' ;;
+  *) echo "device_verify: no step '$s' (steps are 1 to 11)" >&2; exit 2 ;;
   esac
 done
