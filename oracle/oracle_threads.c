@@ -42,7 +42,7 @@
 ** A helper that watched POOL_SPIN_NS in vain naps: it sleeps POOL_NAP_NS
 ** at a time and looks again, for POOL_NAP_WINDOW_NS, before it sleeps on
 ** the condition variable.  Why: waking a helper asleep on the condition
-** variable cost the caller 24-29 us of its own time on the project's 2-vCPU
+** variable cost the caller 20-29 us of its own time on the project's 2-vCPU
 ** machine (the futex wake of an idle virtual CPU), and its own items ran
 ** slower for tens of microseconds after; the first call of every decode
 ** step paid it, since steps come more than POOL_SPIN_NS apart.  A napping

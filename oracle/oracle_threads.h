@@ -12,11 +12,10 @@
 ** variable BITGATE_ORACLE_THREADS when it is a whole number >= 1, else the
 ** online processors.  Helper threads are started on first need and wait
 ** between calls (watch, nap, then sleep); a call returns after every item
-** is done.  The calling
-** thread is worker 0 and takes items too.  A call made from inside a worker
-** runs inline (nested parallelism would oversubscribe the cores), so callers
-** may nest without thinking about it.  A call made while another thread's
-** call has the helpers runs inline too.
+** is done.  The calling thread is worker 0 and takes items too.  A call
+** made from inside a worker runs inline (nested parallelism would
+** oversubscribe the cores), so callers may nest without thinking about it.
+** A call made while another thread's call has the helpers runs inline too.
 */
 #ifndef ORACLE_THREADS_H
 #define ORACLE_THREADS_H
