@@ -89,15 +89,17 @@ void csa_fp8_record_decode(const unsigned char *rec, float *out) {
 }
 
 /*
-** A row's live candidates in blocks of up to DOT_LANES, ascending.  Planned
-** once a row (csa_attend_heads); the scores phase lays each block out as
-** lanes (lane_block_fill) in its worker's scratch and reads it for its heads.
+** A row's live candidates in blocks of up to DOT_LANES, ascending:
+** lanes[d * DOT_LANES + k] = candidate c[k]'s d (0 for k >= n), so that the
+** DOT_LANES sums of one d are one contiguous vector operation.  Planned once
+** a row (csa_attend_heads), filled and read by the scores phase for every
+** head.
 */
 typedef struct lane_block {
+  float lanes[CSA_HEAD_DIM * DOT_LANES];
   long long c[DOT_LANES];
   int n;
 } lane_block;
-#define LANES_FLOATS (CSA_HEAD_DIM * DOT_LANES) /* one block's lanes: 16 KiB */
 
 /* The blocks' candidates, DOT_LANES live ones a block in ascending order; returns the block count. */
 static long long lane_blocks_plan(const float *const *values, long long count, lane_block *blocks) {
@@ -111,16 +113,14 @@ static long long lane_blocks_plan(const float *const *values, long long count, l
 }
 
 /*
-** A block's interleaved lanes: lanes[d * DOT_LANES + k] = candidate c[k]'s
-** d (0 for k >= n), so that the DOT_LANES sums of one d are one contiguous
-** vector operation.  Why not once for all heads of the call before the
-** scores: the worker that reads a block fills it, so that the lanes it
-** reads are the ones it has just written, in its own cache.
+** Block i's interleaved lanes.  Why not once for all heads of the call
+** before the scores: the phase that reads a block fills it, so that the
+** lanes a worker reads are the ones it has just written, in its own cache.
 */
-static void lane_block_fill(const float *const *values, const lane_block *blk, float *lanes) {
+static void lane_block_fill(const float *const *values, lane_block *blk) {
   int k, dd;
   for (dd = 0; dd < CSA_HEAD_DIM; dd++)
-    for (k = 0; k < DOT_LANES; k++) lanes[dd * DOT_LANES + k] = k < blk->n ? values[blk->c[k]][dd] : 0.0f;
+    for (k = 0; k < DOT_LANES; k++) blk->lanes[dd * DOT_LANES + k] = k < blk->n ? values[blk->c[k]][dd] : 0.0f;
 }
 
 /*
@@ -154,8 +154,7 @@ static void dot_lanes_group(const float *const *q, const float *lanes, float acc
 
 /*
 ** One csa_attend_heads call, in three phases, each a parallel call over
-** the whole row: the scores (items: lane blocks, every head, or a part of
-** the heads where the blocks are too few to share out), the softmax
+** the whole row: the scores (items: lane blocks, every head), the softmax
 ** (items: heads), y (items: blocks of Y_BLOCK dims, every head).  Why this
 ** split and not a worker a few heads: a worker then reads a few candidates'
 ** keys or a few dims of the values, where with whole heads every worker
@@ -164,14 +163,7 @@ static void dot_lanes_group(const float *const *q, const float *lanes, float acc
 ** "The attention in three phases").
 */
 #define Y_BLOCK 8      /* dims of y a values item sums: two f4s a head */
-#define SCORE_BLOCKS 4 /* lane blocks (64 KiB) a worker takes a head group at a time over */
-/*
-** Scores items a worker should get at least.  Why heads are cut at all: at
-** 4K positions a csa128 row has 20 blocks, so on 16 workers four took two
-** blocks' heads while twelve took one and waited (docs/SPEED.md, thirtieth
-** round); cut into head parts the row is 80 equal items.
-*/
-#define SCORE_ITEMS_PER_WORKER 4
+#define SCORE_BLOCKS 4 /* lane blocks (64 KiB) a scores item takes a head group at a time over */
 
 typedef struct row_job {
   const csa_dims *d;
@@ -179,10 +171,8 @@ typedef struct row_job {
   tensor *const *out;
   long long b, s, count;
   const float *const *values;
-  lane_block *blocks; /* the row's live candidates */
+  lane_block *blocks; /* the row's live candidates; lanes filled by the scores phase */
   long long n_blocks;
-  long long head_groups, head_parts; /* a scores item: block i / head_parts, part i % head_parts */
-  float *lanes;                      /* worker w's SCORE_BLOCKS blocks' lanes from w * SCORE_BLOCKS * LANES_FLOATS */
   long long stride;          /* a score / prob row: score_stride on whole cache lines */
   float *score, *prob;       /* [heads][stride] each */
   unsigned char *masked;     /* [heads]: every score -inf, y = +0 */
@@ -198,48 +188,26 @@ static const float *row_query(const row_job *j, long long h) {
   return (const float *)j->in[CSA_IN_QUERY]->data + row_index(j, h) * CSA_HEAD_DIM;
 }
 
-/* Head parts a block is cut into: enough for SCORE_ITEMS_PER_WORKER items a worker, at most a part a group. */
-static long long score_head_parts(long long n_blocks, long long head_groups) {
-  const long long wanted = SCORE_ITEMS_PER_WORKER * (long long)oracle_threads_available();
-  long long parts = n_blocks > 0 ? (wanted + n_blocks - 1) / n_blocks : 1;
-  if (parts > head_groups) parts = head_groups;
-  return parts > 1 ? parts : 1;
-}
-
-/* The scores item of block b and head group g (of head_groups, cut into head_parts runs). */
-static long long score_item(const row_job *j, long long b, long long g) {
-  return b * j->head_parts + g * j->head_parts / j->head_groups;
-}
-
-/*
-** Phase 1, items [i0, i1): the blocks they touch laid out as lanes in this
-** worker's scratch, SCORE_BLOCKS at a time, then for each head group the
-** scores of those blocks whose item for that group is in the range.
-*/
+/* Phase 1, lane blocks [i0, i1): fill them, then every head's scores of their candidates. */
 static void scores_items(void *ctx, long long i0, long long i1, int worker) {
   const row_job *j = ctx;
   const csa_dims *d = j->d;
-  float acc[HEAD_GROUP][DOT_LANES], *lanes = j->lanes + (long long)worker * SCORE_BLOCKS * LANES_FLOATS;
-  const long long b_end = (i1 - 1) / j->head_parts + 1;
-  long long b, first, grp;
+  float acc[HEAD_GROUP][DOT_LANES];
+  long long i, first, h0;
   int g, k;
-  if (i0 >= i1) return; /* a row without live candidates */
-  for (first = i0 / j->head_parts; first < b_end; first += SCORE_BLOCKS) { /* lanes stay in cache over the heads */
-    const long long last = first + SCORE_BLOCKS < b_end ? first + SCORE_BLOCKS : b_end;
-    for (b = first; b < last; b++) lane_block_fill(j->values, &j->blocks[b], lanes + (b - first) * LANES_FLOATS);
-    for (grp = 0; grp < j->head_groups; grp++) {
-      const long long h0 = grp * HEAD_GROUP;
+  (void)worker;
+  for (i = i0; i < i1; i++) lane_block_fill(j->values, &j->blocks[i]);
+  for (first = i0; first < i1; first += SCORE_BLOCKS) { /* the sub-range's lanes stay in cache over the heads */
+    const long long last = first + SCORE_BLOCKS < i1 ? first + SCORE_BLOCKS : i1;
+    for (h0 = 0; h0 < d->heads; h0 += HEAD_GROUP) {
       const int n = (int)(d->heads - h0 < HEAD_GROUP ? d->heads - h0 : HEAD_GROUP);
       const float *q[HEAD_GROUP], *bias[HEAD_GROUP];
       long long bias_step[HEAD_GROUP];
-      if (score_item(j, last - 1, grp) < i0 || score_item(j, first, grp) >= i1) continue; /* no block of it here */
       for (g = 0; g < HEAD_GROUP; g++) q[g] = row_query(j, h0 + (g < n ? g : 0)); /* a short group repeats, unstored */
       for (g = 0; g < n; g++) bias[g] = csa_bias_row(d, j->in, j->b, h0 + g, j->s, &bias_step[g]);
-      for (b = first; b < last; b++) {
-        const lane_block *blk = &j->blocks[b];
-        const long long item = score_item(j, b, grp);
-        if (item < i0 || item >= i1) continue;
-        dot_lanes_group(q, lanes + (b - first) * LANES_FLOATS, acc);
+      for (i = first; i < last; i++) {
+        const lane_block *blk = &j->blocks[i];
+        dot_lanes_group(q, blk->lanes, acc);
         for (g = 0; g < n; g++)
           for (k = 0; k < blk->n; k++) {
             float sc = acc[g][k] * d->scale;
@@ -349,22 +317,14 @@ int csa_split_rows(long long rows, long long heads) {
 void csa_attend_heads(const csa_dims *d, const tensor *const *in, tensor *const *out, long long b, long long s,
                       const float *const *values, long long count, float *trace_scores, float *trace_output) {
   /* kept from row to row (fresh memory each row would fault): 16 KiB a block, the score and prob rows */
-  static _Thread_local oracle_kept kept_blocks, kept_lanes, kept_rows, kept_columns;
+  static _Thread_local oracle_kept kept_blocks, kept_rows, kept_columns;
   const int value_workers = oracle_parallel_workers(CSA_HEAD_DIM / Y_BLOCK, 1);
-  long long score_items;
-  int score_workers;
   row_job j;
   j.d = d, j.in = in, j.out = out, j.b = b, j.s = s, j.count = count, j.values = values;
   j.trace_scores = trace_scores, j.trace_output = trace_output;
   j.blocks = oracle_kept_or_die(&kept_blocks, (size_t)((count + DOT_LANES - 1) / DOT_LANES), sizeof *j.blocks,
                                 __FILE__, __LINE__);
   j.n_blocks = lane_blocks_plan(values, count, j.blocks);
-  j.head_groups = (d->heads + HEAD_GROUP - 1) / HEAD_GROUP;
-  j.head_parts = score_head_parts(j.n_blocks, j.head_groups);
-  score_items = j.n_blocks * j.head_parts;
-  score_workers = oracle_parallel_workers(score_items, 1);
-  j.lanes = oracle_kept_or_die(&kept_lanes, (size_t)score_workers * SCORE_BLOCKS * LANES_FLOATS, sizeof(float),
-                               __FILE__, __LINE__);
   j.stride = oracle_worker_stride(d->score_stride, sizeof(float));
   j.score = oracle_kept_or_die(&kept_rows, (size_t)(2 * d->heads * j.stride + d->heads), sizeof(float), __FILE__,
                                __LINE__);
@@ -373,7 +333,7 @@ void csa_attend_heads(const csa_dims *d, const tensor *const *in, tensor *const 
   j.column_stride = oracle_worker_stride((count > 0 ? count : 1) * Y_BLOCK, sizeof(float));
   j.columns = oracle_kept_or_die(&kept_columns, (size_t)(value_workers * j.column_stride), sizeof(float), __FILE__,
                                  __LINE__);
-  oracle_parallel_for(score_items, score_workers, scores_items, &j);
+  oracle_parallel_for(j.n_blocks, oracle_parallel_workers(j.n_blocks, 1), scores_items, &j);
   oracle_parallel_for(d->heads, oracle_parallel_workers(d->heads, 1), softmax_items, &j);
   oracle_parallel_for(CSA_HEAD_DIM / Y_BLOCK, value_workers, values_items, &j);
 }

@@ -180,11 +180,6 @@ static const char *const big_cases[][2] = {
     {"csa128.big.records", "family=csa128.state op=CompressedSparseAttention ratio=128 cache=fp8 b=1 heads=2 "
                            "window=128 start=4095 prefill=1 decode=2 cap=33 bias=none sink=rand scale=none "
                            "seed=1630215787"},
-    /* ratio 128, 10 heads (three head groups, the last short) with a per-head bias, over a window of up to 12
-       candidates: the decode rows' scores are cut into head parts (csa_attention.c, score_head_parts) */
-    {"csa128.big.head.parts", "family=csa128.chain op=CompressedSparseAttention ratio=128 cache=fp8 b=1 "
-                              "heads=10 window=128 start=0 prefill=8 decode=4 cap=3 bias=1x10x1x131 sink=rand "
-                              "scale=none seed=2846195733"},
     {"csa128.big.heads", "family=csa128.chain op=CompressedSparseAttention ratio=128 cache=fp8 b=2 heads=2 "
                          "window=128 start=0 prefill=8 decode=4 cap=3 bias=2x2x1x131 sink=rand scale=none "
                          "seed=3395805050"},
