@@ -19,6 +19,7 @@
 #include "device/nvrtc_compile.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -278,16 +279,37 @@ static int is_kernel_file(const char *name) {
   return len > 3 && !strcmp(name + len - 3, ".cu");
 }
 
-/* Compiles and audits one kernel; prints its line(s); returns a status. */
-static int audit_one_kernel(FILE *out, const char *name) {
+/* Writes ptx as dir/NAME.ptx; prints the path, or why it could not. */
+static int write_ptx(FILE *out, const char *dir, const char *name, const nvrtc_output *ptx) {
+  char path[4096];
+  FILE *f;
+  int ok;
+  if (snprintf(path, sizeof path, "%s/%s.ptx", dir, name) >= (int)sizeof path) {
+    fprintf(out, "FAIL %s: the PTX path under '%s' is too long\n", name, dir);
+    return PTX_AUDIT_NOT_WRITTEN;
+  }
+  f = fopen(path, "w");
+  ok = f && fwrite(ptx->code, 1, strlen(ptx->code), f) == strlen(ptx->code);
+  if (f && fclose(f)) ok = 0;
+  if (!ok) {
+    fprintf(out, "FAIL %s: cannot write its PTX to '%s': %s\n", name, path, strerror(errno));
+    return PTX_AUDIT_NOT_WRITTEN;
+  }
+  fprintf(out, "ptx %s: %s\n", name, path);
+  return PTX_AUDIT_CLEAN;
+}
+
+/* Compiles and audits one kernel (and writes its PTX into ptx_dir); prints its line(s); returns a status. */
+static int audit_one_kernel(FILE *out, const char *name, const char *ptx_dir) {
   nvrtc_output ptx;
   ptx_audit_result result;
-  int n, i;
+  int n, i, written = PTX_AUDIT_CLEAN;
   if (nvrtc_compile_ptx(name, &ptx)) {
     fprintf(out, "FAIL %s: does not compile\n%s\n", name, ptx.log);
     nvrtc_output_free(&ptx);
     return PTX_AUDIT_FINDINGS;
   }
+  if (ptx_dir) written = write_ptx(out, ptx_dir, name, &ptx);
   n = ptx_audit_run(ptx.code, name, ptx_audit_fma_allowance(name), &result);
   nvrtc_output_free(&ptx);
   if (n < 0) {
@@ -302,10 +324,10 @@ static int audit_one_kernel(FILE *out, const char *name) {
     for (i = 0; i < n; i++) ptx_finding_print(out, name, &result.findings[i]);
   }
   ptx_audit_result_free(&result);
-  return n ? PTX_AUDIT_FINDINGS : PTX_AUDIT_CLEAN;
+  return written != PTX_AUDIT_CLEAN ? written : n ? PTX_AUDIT_FINDINGS : PTX_AUDIT_CLEAN;
 }
 
-int ptx_audit_all_kernels(FILE *out, const char *only_kernel) {
+int ptx_audit_all_kernels(FILE *out, const char *only_kernel, const char *ptx_dir) {
   int i, status = PTX_AUDIT_CLEAN, seen = 0;
   if (!device_built_with_cuda()) return PTX_AUDIT_NO_NVRTC;
   fprintf(out, "NVRTC %s, options: %s\n", device_nvrtc_version(), device_nvrtc_options());
@@ -313,7 +335,8 @@ int ptx_audit_all_kernels(FILE *out, const char *only_kernel) {
     const char *name = kernel_source_at(i)->name;
     if (!is_kernel_file(name) || (only_kernel && strcmp(name, only_kernel))) continue;
     seen++;
-    if (audit_one_kernel(out, name) != PTX_AUDIT_CLEAN) status = PTX_AUDIT_FINDINGS;
+    const int one = audit_one_kernel(out, name, ptx_dir);
+    if (one == PTX_AUDIT_NOT_WRITTEN || (one == PTX_AUDIT_FINDINGS && status == PTX_AUDIT_CLEAN)) status = one;
   }
   if (only_kernel && !seen) {
     fprintf(out, "FAIL %s: no kernel of that name\n", only_kernel);

@@ -47,7 +47,8 @@ typedef struct ptx_audit_result {
 enum ptx_audit_status {
   PTX_AUDIT_CLEAN = 0,
   PTX_AUDIT_FINDINGS = 1, /* a finding, or a kernel that did not compile */
-  PTX_AUDIT_NO_NVRTC = 3  /* this build has no NVRTC; nothing was audited */
+  PTX_AUDIT_NO_NVRTC = 3, /* this build has no NVRTC; nothing was audited */
+  PTX_AUDIT_NOT_WRITTEN = 4 /* a kernel's PTX could not be written to ptx_dir (the line says why) */
 };
 
 /*
@@ -74,8 +75,10 @@ void ptx_finding_print(FILE *out, const char *source_name, const ptx_finding *f)
 ** Compiles every embedded .cu (or only `only_kernel`, when not NULL) with the
 ** pinned options, audits its PTX, and prints one line per kernel to out
 ** ("ok numerics_probe.cu: N instructions", or "FAIL ..." and each finding).
-** Returns an enum ptx_audit_status.
+** With ptx_dir (not NULL) it also writes each kernel's PTX there as
+** NAME.ptx, for reading it or handing it to ptxas and a disassembler
+** (ci/sass.sh).  Returns an enum ptx_audit_status: NOT_WRITTEN over FINDINGS.
 */
-int ptx_audit_all_kernels(FILE *out, const char *only_kernel);
+int ptx_audit_all_kernels(FILE *out, const char *only_kernel, const char *ptx_dir);
 
 #endif /* DEVICE_PTX_AUDIT_H */

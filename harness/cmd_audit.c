@@ -1,5 +1,5 @@
 /*
-** cmd_audit.c: `bitgate audit [--kernel NAME]`.
+** cmd_audit.c: `bitgate audit [--kernel NAME] [--ptx-out DIR]`.
 **
 ** Compiles every embedded kernel with NVRTC under the pinned options and
 ** audits its PTX (device/ptx_audit.h); prints one line per kernel and one per
@@ -19,15 +19,17 @@
 
 static void audit_print_help(FILE *out) {
   fprintf(out,
-          "usage: bitgate audit [--kernel NAME]\n\n"
+          "usage: bitgate audit [--kernel NAME] [--ptx-out DIR]\n\n"
           "Compiles every embedded kernel (device/kernels/*.cu) with NVRTC under the\n"
           "pinned options and audits its PTX.  Needs NVRTC, not a GPU.  A finding is\n"
           "an .approx or .ftz instruction, a floating fma/mad beyond the kernel's\n"
           "allowance, a bare add/sub/mul on floats (no rounding modifier: ptxas may\n"
           "fuse it), div.full, or a call into libdevice.\n\n"
           "options:\n"
-          "  --kernel NAME  audit only this kernel file, e.g. numerics_probe.cu\n"
-          "  --help         this text\n\n%s",
+          "  --kernel NAME   audit only this kernel file, e.g. numerics_probe.cu\n"
+          "  --ptx-out DIR   also write each kernel's PTX as DIR/NAME.ptx (an existing\n"
+          "                  folder), e.g. for ci/sass.sh to read its SASS\n"
+          "  --help          this text\n\n%s",
           EXIT_CODES_HELP);
 }
 
@@ -49,7 +51,7 @@ static const char *embedded_kernel_list(char *buf, size_t len) {
 }
 
 int cmd_audit(int argc, char **argv) {
-  const char *kernel = NULL;
+  const char *kernel = NULL, *ptx_dir = NULL;
   char names[512];
   int i, got;
   for (i = 1; i < argc; i++) {
@@ -58,6 +60,7 @@ int cmd_audit(int argc, char **argv) {
       return EXIT_CODE_PASS;
     }
     got = cli_option_value("audit", argc, argv, &i, "--kernel", &kernel);
+    if (!got) got = cli_option_value("audit", argc, argv, &i, "--ptx-out", &ptx_dir);
     if (got < 0) return EXIT_CODE_USAGE;
     if (!got) return cli_usage_error("audit", "unexpected argument '%s'", argv[i]);
   }
@@ -67,9 +70,10 @@ int cmd_audit(int argc, char **argv) {
   if (!device_built_with_cuda())
     return cli_env_error("audit",
                          "this build has no NVRTC (CUDA toolkit not found at configure time)");
-  switch (ptx_audit_all_kernels(stdout, kernel)) {
+  switch (ptx_audit_all_kernels(stdout, kernel, ptx_dir)) {
   case PTX_AUDIT_CLEAN: return EXIT_CODE_PASS;
   case PTX_AUDIT_NO_NVRTC: return EXIT_CODE_ENV; /* not reached: checked above */
+  case PTX_AUDIT_NOT_WRITTEN: return EXIT_CODE_ENV;
   default: return EXIT_CODE_FAIL;
   }
 }

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* acc += a*b: NVRTC's default --fmad=true turns it into fma.rn.f32. */
 static const char dot_source[] =
@@ -102,7 +103,7 @@ Test(audit, audit_all_kernels_reports_ok_per_kernel) {
   FILE *out = open_memstream(&text, &size);
   int status;
   cr_assert_not_null(out);
-  status = ptx_audit_all_kernels(out, NULL);
+  status = ptx_audit_all_kernels(out, NULL, NULL);
   fclose(out);
   fprintf(stderr, "%s", text);
   cr_expect_eq(status, PTX_AUDIT_CLEAN);
@@ -119,8 +120,8 @@ Test(audit, audit_all_kernels_filters_and_names_unknown_kernels) {
   size_t size = 0;
   FILE *out = open_memstream(&text, &size);
   cr_assert_not_null(out);
-  cr_expect_eq(ptx_audit_all_kernels(out, "numerics_probe.cu"), PTX_AUDIT_CLEAN);
-  cr_expect_eq(ptx_audit_all_kernels(out, "no_such_kernel.cu"), PTX_AUDIT_FINDINGS);
+  cr_expect_eq(ptx_audit_all_kernels(out, "numerics_probe.cu", NULL), PTX_AUDIT_CLEAN);
+  cr_expect_eq(ptx_audit_all_kernels(out, "no_such_kernel.cu", NULL), PTX_AUDIT_FINDINGS);
   fclose(out);
   cr_expect_not_null(strstr(text, "ok numerics_probe.cu: "), "%s", text);
   cr_expect_null(strstr(text, "numerics_sweep.cu"), "%s", text);
@@ -388,4 +389,30 @@ Test(kernel_sources, hash_is_32_hex_digits_and_stable) {
   cr_assert_eq(strlen(hash), 32, "'%s'", hash);
   for (i = 0; i < 32; i++) cr_expect(strchr("0123456789abcdef", hash[i]) != NULL, "'%s'", hash);
   cr_expect_str_eq(device_kernel_hash(), hash);
+}
+
+Test(audit, audit_writes_each_kernels_ptx_where_asked) {
+  char dir[] = "/tmp/bitgate_ptx_XXXXXX", path[128], line[256], *text = NULL;
+  size_t size = 0;
+  FILE *out, *ptx;
+  int found_entry = 0;
+  cr_assert_not_null(mkdtemp(dir));
+  out = open_memstream(&text, &size);
+  cr_assert_not_null(out);
+  cr_expect_eq(ptx_audit_all_kernels(out, "numerics_probe.cu", dir), PTX_AUDIT_CLEAN);
+  snprintf(path, sizeof path, "%s/numerics_probe.cu.ptx", dir);
+  ptx = fopen(path, "r");
+  cr_assert_not_null(ptx, "no %s", path);
+  while (fgets(line, sizeof line, ptx)) found_entry |= strstr(line, ".entry") != NULL;
+  fclose(ptx);
+  cr_expect(found_entry, "%s holds no .entry", path);
+  remove(path);
+  rmdir(dir);
+  /* a folder that is not there: the kernel is still audited, and the line says what was not written */
+  cr_expect_eq(ptx_audit_all_kernels(out, "numerics_probe.cu", dir), PTX_AUDIT_NOT_WRITTEN);
+  fclose(out);
+  cr_expect_not_null(strstr(text, "ptx numerics_probe.cu: "), "%s", text);
+  cr_expect_not_null(strstr(text, "FAIL numerics_probe.cu: cannot write its PTX to"), "%s", text);
+  cr_expect_not_null(strstr(text, "ok numerics_probe.cu: "), "%s", text);
+  free(text);
 }
