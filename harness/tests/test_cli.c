@@ -66,6 +66,22 @@ Test(cli, usage_errors_exit_2_with_one_line) {
   cr_expect(run_bitgate(NULL, (const char *const[]){NULL})->status == 2, "no command at all");
 }
 
+/* audit --ptx-out: the PTX where asked; a folder that is not there is an environment error naming the path. */
+Test(cli, audit_writes_ptx_or_names_the_path_it_could_not_write) {
+  char dir[512], missing[600], path[700];
+  outcome *o;
+  snprintf(dir, sizeof dir, "%s/ptx", tmp);
+  cr_assert_eq(mkdir(dir, 0755), 0);
+  o = RUN(NULL, "audit", "--kernel", "numerics_probe.cu", "--ptx-out", dir);
+  cr_expect_eq(o->status, 0, "%s%s", o->out, o->err);
+  snprintf(path, sizeof path, "%s/numerics_probe.cu.ptx", dir);
+  cr_expect_eq(access(path, R_OK), 0, "no %s", path);
+  snprintf(missing, sizeof missing, "%s/not-there", dir);
+  o = RUN(NULL, "audit", "--kernel", "numerics_probe.cu", "--ptx-out", missing);
+  cr_expect_eq(o->status, 3, "%s%s", o->out, o->err);
+  cr_expect(strstr(o->out, "cannot write its PTX") != NULL && strstr(o->out, missing) != NULL, "%s", o->out);
+}
+
 /*
 ** A filter with a typo must not pass a CI job on zero cases, nor record an
 ** empty run: each command that runs or times what --filter keeps refuses a
