@@ -28,6 +28,7 @@ for tree in "$@"; do
   [ -d "$tree/device/kernels" ] || { echo "device_ab: '$tree' is not a kernel tree (ci/kernel_tree.sh)" >&2; exit 2; }
 done
 mkdir -p "$logs"
+source "$(dirname "$0")/device_mps.sh" # mps_start, mps_stop
 
 # step NAME LIMIT TREE COMMAND...: the command with the tree ('-': the embedded kernels), its limit and its log.
 step() {
@@ -52,9 +53,7 @@ for round in $(seq 1 "$rounds"); do
 done
 step compare 30 - build/bitgate bench --compare --db "$logs/ab.db"
 
-export CUDA_MPS_PIPE_DIRECTORY=/tmp/bitgate-mps CUDA_MPS_LOG_DIRECTORY=/tmp/bitgate-mps-log
-mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
-nvidia-cuda-mps-control -d || echo "mps: could not start; workers take turns" | tee -a "$logs/summary.txt"
+mps_start "$logs/summary.txt"
 i=0
 for tree in "$@"; do
   i=$((i + 1))
@@ -63,7 +62,7 @@ for tree in "$@"; do
       --jobs 16 --db "/tmp/bitgate-ab-$suite-tree$i.db"
   done
 done
-echo quit | nvidia-cuda-mps-control 2>/dev/null
+mps_stop
 rm -f "$logs"/*.db-shm "$logs"/*.db-wal
 tar -C "$out" -czf "$out/ab.tgz" ab
 cat "$logs/summary.txt"

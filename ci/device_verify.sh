@@ -48,15 +48,7 @@ bench() { # bench NAME LIMIT VARIANT FILTER
   step "$1" "$2" build/bitgate bench --variant "$3" --runs 20 --filter "$4" --db "$db/bench.db"
 }
 
-# mps_start / mps_stop: the CUDA Multi-Process Service, so that kernels of
-# several worker processes run on the GPU at once.
-mps_start() {
-  export CUDA_MPS_PIPE_DIRECTORY=/tmp/bitgate-mps CUDA_MPS_LOG_DIRECTORY=/tmp/bitgate-mps-log
-  mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
-  if nvidia-cuda-mps-control -d; then echo "mps: started" | tee -a "$logs/summary.txt"
-  else echo "mps: could not start; workers take turns" | tee -a "$logs/summary.txt"; fi
-}
-mps_stop() { echo quit | nvidia-cuda-mps-control 2>/dev/null; }
+source "$(dirname "$0")/device_mps.sh" # mps_start, mps_stop
 
 for s in $steps; do
   case $s in
@@ -71,10 +63,10 @@ for s in $steps; do
          "build/bitgate bench --filter 'csa4 pos 65536, B=64' --db '$db/oracle.db' &&
           build/bitgate bench --filter 'IndexShare K=2048, heads 64, B=64' --db '$db/oracle.db'"
      done ;;
-  8) mps_start
+  8) mps_start "$logs/summary.txt"
      step gate_both_j16_mps 240 build/bitgate run --suite gate --variant both --jobs 16 --db "$db/gate_both.db"
      mps_stop ;;
-  9) mps_start
+  9) mps_start "$logs/summary.txt"
      step nightly_both_j16_mps 480 build/bitgate run --suite nightly --variant both --jobs 16 --db "$db/nightly_both.db"
      mps_stop ;;
   10) step bench_loops 60 build/bitgate bench --loops --runs 50
