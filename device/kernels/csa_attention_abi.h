@@ -10,7 +10,7 @@
 
 #define CSA_TILE_THREADS 256  /* every pass but the narrow scores: 8 warps */
 #define CSA_NARROW_SCORE_THREADS 128 /* the narrow scores tiles: 4 warps */
-#define CSA_TILE_MIN_BLOCKS 2 /* resident blocks a SM each pass is compiled for (at most 128 registers) */
+#define CSA_TILE_MIN_BLOCKS 2 /* resident 256-thread blocks a SM the passes are compiled for (CSA_ATTN_MIN_BLOCKS) */
 #define CSA_TILE_CANDS 32     /* candidates a scores tile: a lane each */
 #define CSA_GATHER_ROWS 8     /* candidate rows a gather block decodes: a warp each */
 

@@ -70,6 +70,19 @@
 #define CSA_SOFTMAX_BATCH 1024 /* exps summed from shared memory at once */
 #define CSA_SOFTMAX_HELD (CSA_SOFTMAX_BATCH / CSA_TILE_THREADS)
 
+/*
+** Resident blocks a SM a pass of `threads` is compiled for (its launch
+** bounds): CSA_TILE_MIN_BLOCKS of CSA_TILE_THREADS, so at most 128
+** registers a thread, but one for the narrow scores pass.  That pass runs
+** only where the (b, s) row groups are few (B = 1: 80 blocks, one a SM), and
+** at the 128-register cap ptxas moved each of its stage's shared-memory
+** loads down to the instruction that uses it, so every four dims waited out
+** a load (SASS; docs/SPEED.md, thirtieth round).  With one block a SM it
+** takes 148 registers and issues the loads earlier.
+*/
+#define CSA_ATTN_MIN_BLOCKS(threads) \
+  ((threads) == CSA_NARROW_SCORE_THREADS ? 1 : CSA_TILE_MIN_BLOCKS * CSA_TILE_THREADS / (threads))
+
 /* Where the fast passes find the (b, s) row group of output row `row`: gathered [bs_rows, stride, 512]. */
 static __device__ __forceinline__ void csa_attn_locate_gathered(csa_attention_row *r, float *gathered,
                                                                 long long row, long long heads) {
