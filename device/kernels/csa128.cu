@@ -336,7 +336,7 @@ struct csa128_row_at {
 };
 
 #define CSA128_ATTENTION_KERNEL(name, which, threads, pass)                                                       \
-  extern "C" __global__ void __launch_bounds__(threads, CSA_ATTN_MIN_BLOCKS(threads)) name( \
+  extern "C" __global__ void __launch_bounds__(threads, CSA_ATTN_MIN_BLOCKS(threads)) name(                       \
       const float *query, const float *current_kv, const nx_u8 *cache, const float *sink,                         \
       const float *bias, int has_bias, long long bd0, long long bd1, long long bd2, long long bd3, float *y,      \
       float *scores, const long long *total_ptr, long long batch, long long seq, long long heads,                 \

@@ -331,7 +331,7 @@ struct csa4_row_at {
 };
 
 #define CSA4_ATTENTION_KERNEL(name, which, threads, pass)                                                   \
-  extern "C" __global__ void __launch_bounds__(threads, CSA_ATTN_MIN_BLOCKS(threads)) \
+  extern "C" __global__ void __launch_bounds__(threads, CSA_ATTN_MIN_BLOCKS(threads))                       \
       name(csa4_shape p, const float *query, const float *current_kv, const nx_u8 *cache,                   \
            const int *selection, const float *sink, const float *bias, float *y, float *scores,             \
            float *weights, float *gathered, const long long *total_ptr, unsigned early_release) {           \
