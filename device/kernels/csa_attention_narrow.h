@@ -42,7 +42,8 @@ static __device__ __forceinline__ void csa_pairs_stage(float (*acc)[2], const fl
   float4 qa = *(const float4 *)&qs[hl][0], qb = *(const float4 *)&qs[hl + 1][0];
   float4 ka = *(const float4 *)&ks[cl][0], kb = *(const float4 *)&ks[cl + 16][0];
   int i;
-#pragma unroll 8 /* 32 dims an iteration: faster than 16, and than the whole stage (docs/SPEED.md, 32nd round) */
+  /* 32 dims an iteration: faster than 16, and than the whole stage (docs/SPEED.md, thirty-second round) */
+#pragma unroll 8
   for (i = 0; i < k; i += 4) {
     const int next = i + 4 < k ? i + 4 : 0; /* the last step rereads dims 0..3, unused */
     const float4 nqa = *(const float4 *)&qs[hl][next], nqb = *(const float4 *)&qs[hl + 1][next];
