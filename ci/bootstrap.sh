@@ -9,8 +9,9 @@ cd "$(dirname "$0")/.."
 
 # chromium and libxml2-utils (xmllint) serve the report tests: the HTML page
 # rendered headless, the JUnit XML checked against reports/schema/junit.xsd.
+# python3 runs the developer scripts' tests (ci/tests: sass_model.py, timeline.py).
 packages=(cmake make gcc pkg-config git libsqlite3-dev zlib1g-dev libcriterion-dev
-          libmpfr-dev libgmp-dev libxxhash-dev chromium libxml2-utils)
+          libmpfr-dev libgmp-dev libxxhash-dev chromium libxml2-utils python3)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
