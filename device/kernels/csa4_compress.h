@@ -59,14 +59,6 @@ static_assert(CSA4_DIM_K <= CSA4_MAIN_THREADS && CSA4_INDEX_DIM_K <= CSA4_INDEX_
 */
 enum { CSA4_BAR_POOLED = 1, CSA4_BAR_ANGLES = 2, CSA4_BAR_ANGLES_READ = 3 };
 
-static __device__ __forceinline__ void csa4_bar_sync(int id, int threads) {
-  asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
-}
-
-static __device__ __forceinline__ void csa4_bar_arrive(int id, int threads) {
-  asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
-}
-
 /* One carry cell (slot, column): the kv's bits and the score. */
 typedef struct csa4_cell {
   nx_u32 kv;
@@ -277,7 +269,7 @@ static __device__ void csa4_index_finish(float *pool, const float *norm, const f
   if (threadIdx.x >= 32) return;
   inv_rms = nx_csa_inv_rms(csa4_square_sum<CSA4_INDEX_DIM_K>(pool + CSA4_INDEX_DIM_K), CSA4_INDEX_DIM_K);
   for (i = 0; i < 4; i++) x[i] = nx_csa_norm_value(pool[4 * lane + i], inv_rms, norm[4 * lane + i]);
-  csa4_bar_sync(CSA4_BAR_ANGLES, 64);
+  csa_bar_sync(CSA4_BAR_ANGLES, 64);
   csa4_index_transform(x, angle, dst);
 }
 

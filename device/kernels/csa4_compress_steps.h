@@ -52,17 +52,17 @@ static __device__ __forceinline__ void csa4_emit(csa4_smem<DIM> &sm, const csa4_
     }
   } else if (t.rank == 0) {
     const float2 a = csa_rope_angle(t.freq, pos - 3);
-    if (CLUSTER == 1 && e > 0) csa4_bar_sync(CSA4_BAR_ANGLES_READ, 64);
+    if (CLUSTER == 1 && e > 0) csa_bar_sync(CSA4_BAR_ANGLES_READ, 64);
     sm.angle[e % 2][t.lane] = a;
-    if (CLUSTER == 1) csa4_bar_arrive(CSA4_BAR_ANGLES, 64);
+    if (CLUSTER == 1) csa_bar_arrive(CSA4_BAR_ANGLES, 64);
   }
   if (e == 0 && t.rank == 0 && t.tid < DIM) sm.norm[t.tid] = t.norm_w; /* here: no wait for it before the pool */
   if (CLUSTER > 1) {
     __cluster_barrier_arrive();
     __cluster_barrier_wait();
   } else if (t.pooler) { /* the angle warp goes on to the next emission's angles */
-    if (t.tid < 32 && e > 0) csa4_bar_arrive(CSA4_BAR_ANGLES_READ, 64);
-    csa4_bar_sync(CSA4_BAR_POOLED, POOL_THREADS);
+    if (t.tid < 32 && e > 0) csa_bar_arrive(CSA4_BAR_ANGLES_READ, 64);
+    csa_bar_sync(CSA4_BAR_POOLED, POOL_THREADS);
   }
   if (t.rank == 0) Finish(sm.pool[e % 2], sm.norm, sm.angle[e % 2], &sm.scratch, dst);
 }

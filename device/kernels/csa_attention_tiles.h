@@ -26,8 +26,10 @@
 **   csa_attn_softmax  a block per output row: m = max (nx_maxf, reduced
 **                     across the block: order-free), w_c = nx_expf(score -
 **                     m) a thread each, den = the w_c summed over c
-**                     ascending by thread 0 from shared memory, up to
-**                     CSA_SOFTMAX_BATCH at a time, + nx_expf(sink - m),
+**                     ascending by thread 0 from shared memory (a round
+**                     of 224 while the other warps take the next round's
+**                     exps, or CSA_SOFTMAX_BATCH at a time for a long
+**                     row), + nx_expf(sink - m),
 **                     p_c = w_c / den in parallel (nx_expf is a chain
 **                     of some 25 double operations: a warp per row left
 **                     640 of them to 32 lanes).  m == -inf makes every weight
@@ -145,14 +147,122 @@ static __device__ __forceinline__ float csa_sum_in_order(const float *x, int n, 
 }
 
 /*
+** The pipelined softmax of a row whose stride is at most
+** CSA_SOFTMAX_PIPE_MAX (B = 1: 640): warp 0 sums, the other warps (the
+** producers, thread p of them) hold the scores of candidates p + 224 j
+** and take their exps a round j at a time, candidate order within the
+** round, each round staged to batch and released on named barrier 1 + j.
+** Thread 0 adds a round while the producers take the next one's exps, so
+** the exps of every round but the first are off the sum's chain (docs/
+** SPEED.md, thirty-third round).
+*/
+#define CSA_SOFTMAX_PRODUCERS (CSA_TILE_THREADS - 32)
+#define CSA_SOFTMAX_PIPE_HELD 4
+#define CSA_SOFTMAX_PIPE_MAX (CSA_SOFTMAX_PRODUCERS * CSA_SOFTMAX_PIPE_HELD)
+static_assert(CSA_SOFTMAX_PIPE_MAX <= CSA_SOFTMAX_BATCH && CSA_SOFTMAX_PIPE_HELD < 16, "one batch, named barriers 1..");
+static_assert(CSA_SOFTMAX_PRODUCERS % 4 == 0, "each round 16-byte aligned in batch");
+
+/* Producer p's scores (-inf past the stride): its candidates p + CSA_SOFTMAX_PRODUCERS j. */
+static __device__ __forceinline__ float csa_softmax_pipe_load(const csa_attention_row *r, int p, float *held) {
+  float m = csa_neg_inf();
+  int j;
+#pragma unroll
+  for (j = 0; j < CSA_SOFTMAX_PIPE_HELD; j++) {
+    const long long c = p + CSA_SOFTMAX_PRODUCERS * j;
+    held[j] = c < r->stride ? r->scores[c] : csa_neg_inf();
+    m = nx_maxf(m, held[j]);
+  }
+  return m;
+}
+
+/*
+** The row's exps, den (published in *den) and probabilities, m its max
+** (not -inf).  The weights as csa_attn_softmax's batches leave them: p_c
+** for a live c < count, w_c (-inf: dead) elsewhere up to the stride.
+*/
+static __device__ __forceinline__ void csa_softmax_pipe_row(const csa_attention_row *r, float m, float *held,
+                                                            float *batch, float *den) {
+  const int tid = threadIdx.x, rounds = (int)((r->stride + CSA_SOFTMAX_PRODUCERS - 1) / CSA_SOFTMAX_PRODUCERS);
+  int j;
+  if (tid < 32) {
+    const float sink_w = nx_expf(r->sink - m); /* while the producers take the first round */
+    float sum = 0.0f;
+    for (j = 0; j < rounds; j++) {
+      const int n = (int)csa_min_ll(CSA_SOFTMAX_PRODUCERS, csa_max_ll(r->count - CSA_SOFTMAX_PRODUCERS * j, 0));
+      csa_bar_sync(1 + j, CSA_TILE_THREADS);
+      if (tid == 0) sum = csa_sum_in_order(batch + CSA_SOFTMAX_PRODUCERS * j, n, sum); /* c ascending */
+    }
+    if (tid == 0) *den = sum + sink_w;
+  } else {
+    const int p = tid - 32;
+#pragma unroll
+    for (j = 0; j < CSA_SOFTMAX_PIPE_HELD; j++) {
+      const long long c = p + CSA_SOFTMAX_PRODUCERS * j;
+      float e = 0.0f; /* a dead candidate adds +0: see csa_attn_softmax */
+      if (j >= rounds) break; /* block-uniform */
+      if (c < r->stride && !nx_csa_is_neg_inf(held[j])) held[j] = nx_expf(held[j] - m), e = held[j];
+      batch[c] = e;
+      csa_bar_arrive(1 + j, CSA_TILE_THREADS);
+    }
+  }
+  __syncthreads(); /* den */
+  if (tid >= 32) {
+    const int p = tid - 32;
+#pragma unroll
+    for (j = 0; j < CSA_SOFTMAX_PIPE_HELD; j++) {
+      const long long c = p + CSA_SOFTMAX_PRODUCERS * j;
+      if (c >= r->stride) break;
+      r->weights[c] = c < r->count && !nx_csa_is_neg_inf(held[j]) ? held[j] / *den : held[j];
+    }
+  }
+}
+
+/*
+** A longer row's exps, CSA_SOFTMAX_BATCH at a time, each batch summed by
+** thread 0 from shared memory in candidate order while the sink's exp is
+** taken by another warp; then the probabilities, each thread rereading
+** only the weights it wrote.
+*/
+static __device__ __forceinline__ void csa_softmax_batched_row(const csa_attention_row *r, float m, float *batch,
+                                                               float *den, float *sink_w) {
+  const int tid = threadIdx.x;
+  float sum = 0.0f; /* thread 0's */
+  long long c0, c;
+  int j;
+  if (tid == 32) *sink_w = nx_expf(r->sink - m); /* read after the batches' barriers */
+  for (c0 = 0; c0 < r->stride; c0 += CSA_SOFTMAX_BATCH) {
+    const int n = (int)csa_min_ll(CSA_SOFTMAX_BATCH, csa_max_ll(r->count - c0, 0));
+#pragma unroll
+    for (j = 0; j < CSA_SOFTMAX_HELD; j++) {
+      float e = 0.0f;
+      c = c0 + tid + j * CSA_TILE_THREADS;
+      if (c < r->stride) {
+        float w = r->scores[c];
+        if (!nx_csa_is_neg_inf(w)) w = nx_expf(w - m), e = w;
+        r->weights[c] = w;
+      }
+      batch[tid + j * CSA_TILE_THREADS] = e;
+    }
+    __syncthreads();
+    if (tid == 0) sum = csa_sum_in_order(batch, n, sum); /* candidates c0 .. c0 + n - 1, ascending */
+    __syncthreads(); /* batch is read */
+  }
+  if (tid == 0) *den = sum + *sink_w;
+  __syncthreads();
+  for (c = tid; c < r->count; c += CSA_TILE_THREADS) {
+    const float w = r->weights[c];
+    if (!nx_csa_is_neg_inf(w)) r->weights[c] = w / *den;
+  }
+}
+
+/*
 ** Pass 2.  A block per output row, block-stride: the max reduced across the
-** block, CSA_SOFTMAX_BATCH exps at a time, each batch summed by thread 0
-** from shared memory in candidate order, the probabilities in parallel (from
-** the exps each thread still holds, for a row of one batch).  The sink's exp
-** is taken by another warp while thread 0 sums.  A dead
-** candidate enters the batch as +0 rather than being skipped: the sum starts
-** at +0 and every exp is >= +0 (or NaN), so it is never -0, and adding +0
-** leaves it as it is.
+** block (order-free), then the exps, their sum and the probabilities: a
+** row of at most CSA_SOFTMAX_PIPE_MAX candidates pipelined
+** (csa_softmax_pipe_row), a longer one in batches (csa_softmax_batched_row).
+** A dead candidate enters the sum as +0 rather than being skipped: the sum
+** starts at +0 and every exp is >= +0 (or NaN), so it is never -0, and
+** adding +0 leaves it as it is.
 */
 template <class RowAt>
 static __device__ void csa_attn_softmax(const RowAt &row_at, long long rows) {
@@ -163,12 +273,17 @@ static __device__ void csa_attn_softmax(const RowAt &row_at, long long rows) {
   long long row;
   for (row = blockIdx.x; row < rows; row += gridDim.x) {
     csa_attention_row r;
-    float m = csa_neg_inf(), sum = 0.0f, held[CSA_SOFTMAX_HELD]; /* sum: thread 0's */
-    long long c0, c;
-    int off, i, j;
+    float m = csa_neg_inf(), held[CSA_SOFTMAX_PIPE_HELD];
+    long long c;
+    int off, i, pipelined;
     row_at(row, &r);
     csa_chain_wait();
-    for (c = tid; c < r.stride; c += CSA_TILE_THREADS) m = nx_maxf(m, r.scores[c]);
+    pipelined = r.stride <= CSA_SOFTMAX_PIPE_MAX; /* block-uniform */
+    if (pipelined) {
+      if (tid >= 32) m = csa_softmax_pipe_load(&r, tid - 32, held);
+    } else {
+      for (c = tid; c < r.stride; c += CSA_TILE_THREADS) m = nx_maxf(m, r.scores[c]);
+    }
     for (off = 16; off > 0; off /= 2) m = nx_maxf(m, __shfl_xor_sync(0xffffffffu, m, off));
     __syncthreads(); /* the previous row is done with wmax, batch and den */
     if (lane == 0) wmax[warp] = m;
@@ -178,39 +293,8 @@ static __device__ void csa_attn_softmax(const RowAt &row_at, long long rows) {
       for (c = tid; c < r.stride; c += CSA_TILE_THREADS) r.weights[c] = csa_neg_inf();
       continue;
     }
-    if (tid == 32) sink_w = nx_expf(r.sink - m); /* read after the batches' barriers (stride >= 128) */
-    for (c0 = 0; c0 < r.stride; c0 += CSA_SOFTMAX_BATCH) {
-      const int n = (int)csa_min_ll(CSA_SOFTMAX_BATCH, csa_max_ll(r.count - c0, 0));
-#pragma unroll
-      for (j = 0; j < CSA_SOFTMAX_HELD; j++) {
-        float w = csa_neg_inf(), e = 0.0f;
-        c = c0 + tid + j * CSA_TILE_THREADS;
-        if (c < r.stride) {
-          w = r.scores[c];
-          if (!nx_csa_is_neg_inf(w)) w = nx_expf(w - m), e = w;
-          r.weights[c] = w;
-        }
-        held[j] = w;
-        batch[tid + j * CSA_TILE_THREADS] = e;
-      }
-      __syncthreads();
-      if (tid == 0) sum = csa_sum_in_order(batch, n, sum); /* candidates c0 .. c0 + n - 1, ascending */
-      __syncthreads(); /* batch is read */
-    }
-    if (tid == 0) den = sum + sink_w;
-    __syncthreads();
-    if (r.stride <= CSA_SOFTMAX_BATCH) {
-#pragma unroll
-      for (j = 0; j < CSA_SOFTMAX_HELD; j++) {
-        c = tid + j * CSA_TILE_THREADS;
-        if (c < r.count && !nx_csa_is_neg_inf(held[j])) r.weights[c] = held[j] / den;
-      }
-    } else {
-      for (c = tid; c < r.count; c += CSA_TILE_THREADS) { /* each thread rereads only what it wrote */
-        const float w = r.weights[c];
-        if (!nx_csa_is_neg_inf(w)) r.weights[c] = w / den;
-      }
-    }
+    if (pipelined) csa_softmax_pipe_row(&r, m, held, batch, &den);
+    else csa_softmax_batched_row(&r, m, batch, &den, &sink_w);
   }
 }
 

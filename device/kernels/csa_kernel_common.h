@@ -57,6 +57,20 @@ static __device__ __forceinline__ void csa_chain_release(void) {
 
 static __device__ __forceinline__ void csa_chain_wait(void) { asm volatile("griddepcontrol.wait;" ::: "memory"); }
 
+/*
+** Named barriers (0 is __syncthreads'), for a producer and a consumer inside
+** one block: `threads` counts both sides, a whole number of warps.  An
+** arrive does not wait; what the arriving threads stored to shared memory
+** before it is visible to the threads past the matching sync.
+*/
+static __device__ __forceinline__ void csa_bar_sync(int id, int threads) {
+  asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+
+static __device__ __forceinline__ void csa_bar_arrive(int id, int threads) {
+  asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(threads) : "memory");
+}
+
 static __device__ __forceinline__ float csa_neg_inf(void) {
   return nx_f32_from_bits(NX_CSA_NEG_INF_BITS);
 }
