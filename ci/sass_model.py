@@ -21,7 +21,11 @@ import sys
 
 def parse(path, first, last):
     body, inside = [], False
-    for line in open(path):
+    try:
+        lines = open(path).readlines()
+    except OSError as e:
+        sys.exit(f"sass_model: cannot read {path}: {e.strerror}")
+    for line in lines:
         m = re.search(r'/\*([0-9a-f]{4,})\*/\s*(.*?)\s*;', line)
         if not m:
             continue
@@ -46,11 +50,20 @@ def operands(text):
     return op, [regs[0] + i for i in range(width)], regs[1:]
 
 
+def number(text, base, what):
+    try:
+        return int(text, base)
+    except ValueError:
+        sys.exit(f"sass_model: {what} is '{text}', not a number")
+
+
 def main():
     if len(sys.argv) not in (4, 5):
         sys.exit(__doc__)
-    path, first, last = sys.argv[1], int(sys.argv[2], 16), int(sys.argv[3], 16)
-    load_latency = int(sys.argv[4]) if len(sys.argv) == 5 else 30
+    path = sys.argv[1]
+    first = number(sys.argv[2], 16, "FIRST (a hex address)")
+    last = number(sys.argv[3], 16, "LAST (a hex address)")
+    load_latency = number(sys.argv[4], 10, "LOAD_LATENCY (cycles)") if len(sys.argv) == 5 else 30
     body = [operands(t) for t in parse(path, first, last)]
     ready, cycle, starts = {}, 0, []
     for _ in range(3):

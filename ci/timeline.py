@@ -16,6 +16,7 @@ in us from the gather's first block start.  A block that never waited
 shows "-".  The stamps add about 3.5 us to the line (docs/SPEED.md,
 thirty-second round), so read the gaps, not the total.
 """
+import signal
 import statistics
 import sys
 
@@ -25,7 +26,11 @@ PASSES = ("gather", "scores", "softmax", "values")
 def read(paths):
     runs = {}
     for path in paths:
-        with open(path, errors="replace") as f:
+        try:
+            f = open(path, errors="replace")
+        except OSError as e:
+            raise SystemExit(f"timeline: cannot read {path}: {e.strerror}")
+        with f:
             for line in f:
                 if not line.startswith("STAMP "):
                     continue
@@ -48,6 +53,9 @@ def main(argv):
     if len(argv) < 2:
         print(__doc__.split("\n\n")[1], file=sys.stderr)
         return 2
+    if argv[1] in ("-h", "--help"):
+        print(__doc__)
+        return 0
     runs = read(argv[1:])
     if not runs:
         print("timeline: no STAMP lines (was the tree made from ci/timeline_stamps.patch?)", file=sys.stderr)
@@ -70,4 +78,5 @@ def main(argv):
 
 
 if __name__ == "__main__":
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `| head` ends the output quietly
     sys.exit(main(sys.argv))
