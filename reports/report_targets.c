@@ -20,10 +20,10 @@
   "seventeenth, twenty-first and twenty-second rounds)"
 #define ATTENTION_WHY                                                                                   \
   "four dependent passes, chained: the graph's first launch (about 2.8 us), three waits of about 0.8 "  \
-  "us on the pass before, and the scores, softmax and values passes' compute (about 6.7, 4.4 and 7.4 " \
-  "us at 640 candidates: ordered chains stalled on shared memory); left out of the graph, the "        \
-  "softmax pass takes 5.0 us off the line and the gather 2.2 (docs/SPEED.md, ninth, eighteenth and "   \
-  "nineteenth rounds)"
+  "us on the pass before, and the scores, softmax and values passes' compute (about 6.7, 3.5 and 7.4 " \
+  "us at 640 candidates, stamped: ordered chains, the scores' and values' held by the shared-memory "  \
+  "pipe, the softmax's by its 640-add sum); the gather left out of the graph takes 2.2 us off the "     \
+  "line (docs/SPEED.md, nineteenth, thirty-second and thirty-third rounds)"
 
 /*
 ** The issue's numbers ("Numbers it must reach"), at the shapes it names:

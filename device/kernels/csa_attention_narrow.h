@@ -11,14 +11,18 @@
 **                          the chains of heads 4w + 2(l / 16) + {0, 1} for
 **                          candidates l % 16 + {0, 16}.
 **
-** Why two by two: a staged query float4 (4 dims of a head) read by a warp
-** is 2 shared-memory wavefronts when every lane reads the same one, a key
-** float4 read by every lane from its own row 4 (ncu, docs/SPEED.md, ninth
-** round).  With a candidate a lane and 4 heads a warp (csa_attn_scores<T>'s
-** tile) 16 terms a lane take 4 query reads and 1 key read, 12 wavefronts;
-** with two heads and two candidates a lane, 2 and 2, 8 wavefronts.  At
-** ratio 128, 64K, B = 1 the attention went 31.1 -> 29.6 us; at ratio 4 it
-** did not move.
+** Why two by two: at ratio 128, 64K, B = 1 it took the attention 31.1 ->
+** 29.6 us against a candidate a lane and 4 heads a warp (csa_attn_scores<T>'s
+** tile); at ratio 4 it did not move.  Not by fewer shared-memory
+** wavefronts, as first reckoned: ncu counts 2 for a query float4 (every
+** lane of a quarter warp on one head) and 4 for a key float4 (a wavefront
+** for each quarter warp's 8 rows, though lanes l and l + 16 read the same
+** ones), so 16 terms a lane take 12 wavefronts in either tile.  Reordering
+** the lanes so that two quarter warps share their rows left it at 4
+** (docs/SPEED.md, thirty-third round).  With 4 warps an SM asking for 48
+** wavefronts each 32 cycles of their products, the shared-memory pipe,
+** not issue, is what a stage waits on: 6,144 wavefronts an SM a pass,
+** 3.1 us at 1,980 MHz.
 **
 ** The sums are csa_attention_chains.h's, term for term: a score is q[d] *
 ** k[d] added over d ascending from +0, then * scale (+ bias), -inf where
