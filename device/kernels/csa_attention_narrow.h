@@ -19,10 +19,11 @@
 ** for each quarter warp's 8 rows, though lanes l and l + 16 read the same
 ** ones), so 16 terms a lane take 12 wavefronts in either tile.  Reordering
 ** the lanes so that two quarter warps share their rows left it at 4
-** (docs/SPEED.md, thirty-third round).  With 4 warps an SM asking for 48
-** wavefronts each 32 cycles of their products, the shared-memory pipe,
-** not issue, is what a stage waits on: 6,144 wavefronts an SM a pass,
-** 3.1 us at 1,980 MHz.
+** (docs/SPEED.md, thirty-third round).  An SM's 4 warps ask for 48
+** wavefronts for each 32 cycles of their products: 6,144 an SM a pass, 3.1
+** us of shared-memory pipe at 1,980 MHz against 2.1 us of issue.  Yet one
+** warp alone runs the stage nearly as slowly (`bench --loops`: 15.2
+** cycles a dim against 16.5), held by its loads' latency.
 **
 ** The sums are csa_attention_chains.h's, term for term: a score is q[d] *
 ** k[d] added over d ascending from +0, then * scale (+ bias), -inf where
