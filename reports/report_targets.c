@@ -21,9 +21,9 @@
 #define ATTENTION_WHY                                                                                   \
   "four dependent passes, chained: the graph's first launch (about 2.8 us), three waits of about 0.8 "  \
   "us on the pass before, and the scores, softmax and values passes' compute (about 6.7, 3.5 and 7.4 " \
-  "us at 640 candidates, stamped: ordered chains, the scores' and values' held by the shared-memory "  \
-  "pipe, the softmax's by its 640-add sum); the gather left out of the graph takes 2.2 us off the "     \
-  "line (docs/SPEED.md, nineteenth, thirty-second and thirty-third rounds)"
+  "us at 640 candidates, stamped: ordered chains, the scores' and values' waiting on their shared-"    \
+  "memory loads, the softmax's on its 640-add sum); the gather left out of the graph takes 2.2 us off " \
+  "the line (docs/SPEED.md, nineteenth, thirty-second and thirty-third rounds)"
 
 /*
 ** The issue's numbers ("Numbers it must reach"), at the shapes it names:
