@@ -201,30 +201,32 @@ int csa_device_capture(const csa_device_base *base, int (*run)(void *ctx, op_err
 
 void csa_device_attention_plan(long long bs_rows, long long heads, long long stride,
                                csa_attn_launch plan[CSA_ATTN_PASSES]) {
-  static const long long score_heads[CSA_TILINGS] = {CSA_ONE_SCORE_HEADS, CSA_NARROW_SCORE_HEADS,
-                                                     CSA_WIDE_SCORE_HEADS};
   const csa_attn_tiling scores = csa_attn_wide_scores(bs_rows, heads, stride)     ? CSA_TILING_WIDE
                                  : csa_attn_narrow_scores(bs_rows, heads, stride) ? CSA_TILING_NARROW
                                                                                   : CSA_TILING_ONE;
   const csa_attn_tiling values = csa_attn_wide_values(bs_rows, heads) ? CSA_TILING_WIDE : CSA_TILING_ONE;
   const long long units[CSA_ATTN_PASSES] = {
-      [CSA_ATTN_GATHER] = csa_attn_gather_units(bs_rows, stride),
-      [CSA_ATTN_SCORES] = csa_attn_score_units(bs_rows, heads, stride, score_heads[scores]),
+      /* the narrow scores tiles decode their own rows: no gather launched */
+      [CSA_ATTN_GATHER] = scores == CSA_TILING_NARROW ? 0 : csa_attn_gather_units(bs_rows, stride),
+      [CSA_ATTN_SCORES] = scores == CSA_TILING_NARROW ? csa_attn_resident_units(bs_rows, heads, stride)
+                          : csa_attn_score_units(bs_rows, heads, stride,
+                                                 scores == CSA_TILING_WIDE ? CSA_WIDE_SCORE_HEADS : CSA_ONE_SCORE_HEADS),
       [CSA_ATTN_SOFTMAX] = csa_attn_softmax_units(bs_rows, heads),
       [CSA_ATTN_VALUES] = values == CSA_TILING_WIDE
                               ? csa_attn_value_units(bs_rows, heads, CSA_WIDE_VALUE_HEADS, CSA_WIDE_VALUE_DIMS)
                               : csa_attn_value_units(bs_rows, heads, CSA_NARROW_VALUE_HEADS, CSA_NARROW_VALUE_DIMS),
   };
-  int i;
+  int i, launched = 0;
   for (i = 0; i < CSA_ATTN_PASSES; i++) {
     plan[i].tiling = i == CSA_ATTN_SCORES ? scores : i == CSA_ATTN_VALUES ? values : CSA_TILING_ONE;
     plan[i].blocks = csa_device_blocks(units[i]);
-    plan[i].threads = plan[i].tiling == CSA_TILING_NARROW ? CSA_NARROW_SCORE_THREADS : CSA_TILE_THREADS;
-    plan[i].chained = i > 0;
+    plan[i].threads = plan[i].tiling == CSA_TILING_NARROW ? CSA_RESIDENT_THREADS : CSA_TILE_THREADS;
+    plan[i].chained = launched > 0 && plan[i].blocks > 0; /* the first pass launched follows the step plainly */
+    launched += plan[i].blocks > 0;
   }
   for (i = 0; i < CSA_ATTN_PASSES; i++) {
     /* what follows the values pass is launched plainly */
-    plan[i].release_early = i + 1 < CSA_ATTN_PASSES && plan[i + 1].blocks <= CSA_CHAIN_MAX_BLOCKS;
+    plan[i].release_early = plan[i].blocks > 0 && i + 1 < CSA_ATTN_PASSES && plan[i + 1].blocks <= CSA_CHAIN_MAX_BLOCKS;
     plan[i].sm_alone = i > 0 && plan[i - 1].release_early;
   }
 }
@@ -241,6 +243,7 @@ int csa_device_launch_attention(device_runtime *rt, void *const *kernels, const 
     const int id = kernel[i][plan[i].tiling];
     const unsigned how =
         (plan[i].chained ? DEVICE_LAUNCH_CHAINED : 0u) | (plan[i].sm_alone ? DEVICE_LAUNCH_SM_ALONE : 0u);
+    if (!plan[i].blocks) continue; /* a pass another one does (csa_device_attention_plan) */
     if (device_runtime_launch_as(rt, kernels[id], names[id], plan[i].blocks, plan[i].threads, args, how)) return 1;
   }
   return 0;

@@ -104,16 +104,16 @@ unsigned long long csa_device_clusters(long long n, unsigned long long cluster);
 
 /*
 ** How a pass tiles its work (csa_attention_abi.h): one chain a thread, the
-** narrow tiles (scores only, csa_attention_narrow.h) or the wide ones
-** (scores and values); the gather and the softmax have one form,
-** CSA_TILING_ONE.
+** narrow tiles (scores only, csa_attention_resident.h: they decode their
+** own rows, so the plan then launches no gather) or the wide ones (scores
+** and values); the gather and the softmax have one form, CSA_TILING_ONE.
 */
 typedef enum csa_attn_tiling { CSA_TILING_ONE, CSA_TILING_NARROW, CSA_TILING_WIDE, CSA_TILINGS } csa_attn_tiling;
 
 /*
-** One pass's launch: its tiling, its blocks (one a unit) and threads; whether
-** it is chained to the pass before it (DEVICE_LAUNCH_CHAINED: every pass but
-** the first), whether it releases the pass after it at its start rather than
+** One pass's launch: its tiling, its blocks (one a unit; 0: not launched)
+** and threads; whether it is chained to the pass before it
+** (DEVICE_LAUNCH_CHAINED: every pass launched but the first), whether it releases the pass after it at its start rather than
 ** at its end (csa_chain_release), and whether its blocks take an SM each
 ** (DEVICE_LAUNCH_SM_ALONE).
 */

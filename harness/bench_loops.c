@@ -14,9 +14,9 @@
 
 #define VALUE_HEADS CSA_NARROW_VALUE_HEADS /* a warp each */
 #define VALUE_DIMS CSA_NARROW_VALUE_DIMS   /* a lane each */
-#define SCORE_HEADS CSA_NARROW_SCORE_HEADS
-#define SCORE_CANDS CSA_TILE_CANDS
-#define SCORE_DIMS 64 /* csa_narrow_scores::k (csa_attention_chains.h), the dims of a stage */
+#define SCORE_HEADS CSA_RESIDENT_HEADS
+#define SCORE_CANDS CSA_RESIDENT_CANDS
+#define SCORE_DIMS 32 /* CSA_RESIDENT_K (csa_attention_resident.h), the dims of a stage */
 
 typedef struct loop_probe {
   const char *kernel, *name;
@@ -68,19 +68,18 @@ static void add_chain_sums(const float *p, const float *v, int n, int reps, floa
     }
 }
 
-/* Thread tid of the pairs tile: heads hl, hl + 1 x candidates cl, cl + 16, over the stage's dims, reps times. */
-static void pairs_sums(const float *q, const float *k, int n, int reps, float *out) {
-  int tid, e, f, r, d;
+/* Chain thread tid of the resident tile: heads hl .. hl + 3 x candidate cl, over the stage's dims, reps times. */
+static void resident_sums(const float *q, const float *k, int n, int reps, float *out) {
+  int tid, e, r, d;
   (void)n;
   for (tid = 0; tid < 128; tid++) {
-    const int warp = tid / 32, lane = tid % 32, hl = 4 * warp + 2 * (lane / 16), cl = lane % 16;
-    for (e = 0; e < 2; e++)
-      for (f = 0; f < 2; f++) {
-        float acc = 0.0f;
-        for (r = 0; r < reps; r++)
-          for (d = 0; d < SCORE_DIMS; d++) acc = acc + q[(hl + e) * SCORE_DIMS + d] * k[(cl + 16 * f) * SCORE_DIMS + d];
-        out[4 * tid + 2 * e + f] = acc;
-      }
+    const int warp = tid / 32, lane = tid % 32, hl = 8 * warp + 4 * (lane / 16), cl = lane % 16;
+    for (e = 0; e < 4; e++) {
+      float acc = 0.0f;
+      for (r = 0; r < reps; r++)
+        for (d = 0; d < SCORE_DIMS; d++) acc = acc + q[(hl + e) * SCORE_DIMS + d] * k[cl * SCORE_DIMS + d];
+      out[4 * tid + e] = acc;
+    }
   }
 }
 
@@ -103,15 +102,15 @@ static void softmax_sums(const float *w, const float *unused, int n, int reps, f
   {kernel, name, grid, block, 256, 3, VALUE_HEADS * 256, 256 * VALUE_DIMS, per_thread, c_sums}
 #define VALUES(name, kernel, grid, block) VALUE_PROBE(name, kernel, grid, block, 1, values_sums)
 #define SCORES(name, grid, block) \
-  {"loop_probe_scores_pairs", name, grid, block, SCORE_DIMS, 8, SCORE_HEADS * SCORE_DIMS, SCORE_CANDS * SCORE_DIMS, 4, \
-   pairs_sums}
+  {"loop_probe_scores_resident", name, grid, block, SCORE_DIMS, 16, SCORE_HEADS * SCORE_DIMS, SCORE_CANDS * SCORE_DIMS, \
+   4, resident_sums}
 static const loop_probe probes[BENCH_LOOP_PROBES] = {
     VALUES("values chain (narrow values pass)", "loop_probe_values_narrow", 128, 256),
     VALUES("values chain, one block alone", "loop_probe_values_narrow", 1, 256),
     VALUES("values chain, one warp alone", "loop_probe_values_narrow", 1, 32),
     VALUE_PROBE("values adds, operands in registers", "loop_probe_add_chain", 128, 256, 1, add_chain_sums),
     VALUE_PROBE("values adds in registers, one warp", "loop_probe_add_chain", 1, 32, 1, add_chain_sums),
-    SCORES("scores stage (narrow pairs pass)", 80, 128),
+    SCORES("scores stage (narrow resident pass, its 4 chain warps)", 80, 128),
     SCORES("scores stage, one warp alone", 1, 32),
     {"loop_probe_softmax_sum", "softmax sum (softmax pass, thread 0)", 64, 256, 640, 1, 640, 1, 0, softmax_sums},
     /* candidates for the values pass (loop_probe.cu says what each changes) */

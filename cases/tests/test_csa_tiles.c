@@ -23,20 +23,20 @@
 typedef struct tiles_step {
   int step;
   long long bs, heads, stride;
-  int wide_scores, wide_values, narrow_scores; /* narrow_scores: the 16-head pair tiles, not one-chain */
+  int wide_scores, wide_values, narrow_scores; /* narrow_scores: the resident tiles, not one-chain */
 } tiles_step;
 
 typedef int (*tiles_reach_fn)(const tiles_step *s);
 
 static int both_wide(const tiles_step *s) { return s->step == 0 && s->wide_scores && s->wide_values; }
 static int both_narrow(const tiles_step *s) { return !s->wide_scores && !s->wide_values; }
-/* Heads that fill whole narrow scores and values tiles (16, 64, 96). */
+/* Heads that fill whole narrow scores and values tiles (64, 96). */
 static int whole_narrow_tiles(const tiles_step *s) {
-  return s->heads % CSA_NARROW_SCORE_HEADS == 0 && s->heads % CSA_NARROW_VALUE_HEADS == 0;
+  return s->heads % CSA_RESIDENT_HEADS == 0 && s->heads % CSA_NARROW_VALUE_HEADS == 0;
 }
-/* Heads that fill whole narrow values tiles and part of a narrow scores tile (8, 40, 72). */
+/* Heads that fill whole narrow values tiles and part of a narrow scores tile (8, 16, 40, 72). */
 static int part_narrow_scores_tile(const tiles_step *s) {
-  return s->heads % CSA_NARROW_SCORE_HEADS != 0 && s->heads % CSA_NARROW_VALUE_HEADS == 0;
+  return s->heads % CSA_RESIDENT_HEADS != 0 && s->heads % CSA_NARROW_VALUE_HEADS == 0;
 }
 
 /* Step 0, both passes wide: whole wide tiles of both passes. */
@@ -62,7 +62,7 @@ static int reach_scores_only(const tiles_step *s) {
   return s->step == 0 && s->wide_scores && !s->wide_values && s->heads >= CSA_NARROW_VALUE_HEADS;
 }
 static int reach_values_only(const tiles_step *s) {
-  return s->step == 0 && !s->wide_scores && s->wide_values && s->heads >= CSA_NARROW_SCORE_HEADS;
+  return s->step == 0 && !s->wide_scores && s->wide_values && s->heads >= CSA_RESIDENT_HEADS;
 }
 /* Narrow tiles: a decode step after a prefill, whole tiles or a part scores tile, and a prefill. */
 static int reach_decode_narrow(const tiles_step *s) { return s->step > 0 && both_narrow(s) && whole_narrow_tiles(s); }
@@ -80,14 +80,18 @@ static int reach_wide_whole_candidates(const tiles_step *s) {
 
 /* Below wide, scores on the narrow tiles, whole ones; and on the one-chain tiles with heads >= 8. */
 static int reach_narrow_scores(const tiles_step *s) {
-  return s->narrow_scores && s->heads % CSA_NARROW_SCORE_HEADS == 0;
+  return s->narrow_scores && s->heads % CSA_RESIDENT_HEADS == 0;
+}
+/* ... and narrow scores tiles with some heads missing (a consumer's chains, a producer's query rows). */
+static int reach_narrow_part_heads(const tiles_step *s) {
+  return s->narrow_scores && s->heads % CSA_RESIDENT_HEADS != 0;
 }
 static int reach_one_chain_scores(const tiles_step *s) {
   return !s->wide_scores && !s->narrow_scores && s->heads >= CSA_ONE_SCORE_HEADS;
 }
-/* Narrow scores whose last candidate tile ends partway (a thread's second candidate, l % 16 + 16, missing). */
+/* Narrow scores whose last candidate tile ends partway (some chain lanes' and producers' rows missing). */
 static int reach_narrow_cut_candidates(const tiles_step *s) {
-  return s->narrow_scores && s->stride % CSA_TILE_CANDS != 0 && s->stride % CSA_TILE_CANDS <= CSA_TILE_CANDS / 2;
+  return s->narrow_scores && s->stride % CSA_RESIDENT_CANDS != 0;
 }
 
 static const struct tiles_reach {
@@ -107,8 +111,9 @@ static const struct tiles_reach {
     {"wide scores whose last candidate tile ends partway", reach_wide_cut_candidates},
     {"wide scores of whole candidate tiles", reach_wide_whole_candidates},
     {"scores on whole narrow tiles", reach_narrow_scores},
+    {"scores on narrow tiles, a head tile partly full", reach_narrow_part_heads},
     {"scores on one-chain tiles, 8 heads or more", reach_one_chain_scores},
-    {"narrow scores whose last candidate tile ends in its first half", reach_narrow_cut_candidates},
+    {"narrow scores whose last candidate tile ends partway", reach_narrow_cut_candidates},
 };
 #define REACH_COUNT ((int)(sizeof reaches / sizeof reaches[0]))
 

@@ -335,8 +335,8 @@ struct csa128_row_at {
   }
 };
 
-#define CSA128_ATTENTION_KERNEL(name, which, threads, pass)                                                       \
-  extern "C" __global__ void __launch_bounds__(threads, CSA_ATTN_MIN_BLOCKS(threads)) name(                       \
+#define CSA128_ATTENTION_KERNEL(name, which, bounds, pass)                                                       \
+  extern "C" __global__ void __launch_bounds__ bounds name(                       \
       const float *query, const float *current_kv, const nx_u8 *cache, const float *sink,                         \
       const float *bias, int has_bias, long long bd0, long long bd1, long long bd2, long long bd3, float *y,      \
       float *scores, const long long *total_ptr, long long batch, long long seq, long long heads,                 \
@@ -357,18 +357,18 @@ struct csa128_row_at {
     csa_chain_release(); /* else at the end: an exit before it releases too */                                    \
   }
 
-CSA128_ATTENTION_KERNEL(csa128_attn_gather, CSA_ATTN_GATHER, CSA_TILE_THREADS,
+CSA128_ATTENTION_KERNEL(csa128_attn_gather, CSA_ATTN_GATHER, CSA_TILE_BOUNDS,
                         csa_attn_gather(at, &cur, batch * seq, heads, CSA128_WINDOW_K + present_capacity))
-CSA128_ATTENTION_KERNEL(csa128_attn_scores, CSA_ATTN_SCORES, CSA_TILE_THREADS,
+CSA128_ATTENTION_KERNEL(csa128_attn_scores, CSA_ATTN_SCORES, CSA_TILE_BOUNDS,
                         csa_attn_scores_one(at, &cur, batch * seq, heads, CSA128_WINDOW_K + present_capacity))
-CSA128_ATTENTION_KERNEL(csa128_attn_scores_narrow, CSA_ATTN_SCORES, CSA_NARROW_SCORE_THREADS,
-                        csa_attn_scores_pairs(at, &cur, batch * seq, heads, CSA128_WINDOW_K + present_capacity))
-CSA128_ATTENTION_KERNEL(csa128_attn_softmax, CSA_ATTN_SOFTMAX, CSA_TILE_THREADS,
+CSA128_ATTENTION_KERNEL(csa128_attn_scores_narrow, CSA_ATTN_SCORES, CSA_RESIDENT_BOUNDS,
+                        csa_attn_scores_resident(at, &cur, batch * seq, heads, CSA128_WINDOW_K + present_capacity))
+CSA128_ATTENTION_KERNEL(csa128_attn_softmax, CSA_ATTN_SOFTMAX, CSA_TILE_BOUNDS,
                         csa_attn_softmax(at, batch * seq * heads))
-CSA128_ATTENTION_KERNEL(csa128_attn_values, CSA_ATTN_VALUES, CSA_TILE_THREADS,
+CSA128_ATTENTION_KERNEL(csa128_attn_values, CSA_ATTN_VALUES, CSA_TILE_BOUNDS,
                         csa_attn_values_narrow(at, batch * seq, heads))
-CSA128_ATTENTION_KERNEL(csa128_attn_scores_wide, CSA_ATTN_SCORES, CSA_TILE_THREADS,
+CSA128_ATTENTION_KERNEL(csa128_attn_scores_wide, CSA_ATTN_SCORES, CSA_TILE_BOUNDS,
                         csa_attn_scores<csa_wide_scores>(at, &cur, batch * seq, heads,
                                                          CSA128_WINDOW_K + present_capacity))
-CSA128_ATTENTION_KERNEL(csa128_attn_values_wide, CSA_ATTN_VALUES, CSA_TILE_THREADS,
+CSA128_ATTENTION_KERNEL(csa128_attn_values_wide, CSA_ATTN_VALUES, CSA_TILE_BOUNDS,
                         csa_attn_values<csa_wide_values>(at, batch * seq, heads))

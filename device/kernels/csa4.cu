@@ -330,8 +330,8 @@ struct csa4_row_at {
   }
 };
 
-#define CSA4_ATTENTION_KERNEL(name, which, threads, pass)                                                   \
-  extern "C" __global__ void __launch_bounds__(threads, CSA_ATTN_MIN_BLOCKS(threads))                       \
+#define CSA4_ATTENTION_KERNEL(name, which, bounds, pass)                                                   \
+  extern "C" __global__ void __launch_bounds__ bounds                       \
       name(csa4_shape p, const float *query, const float *current_kv, const nx_u8 *cache,                   \
            const int *selection, const float *sink, const float *bias, float *y, float *scores,             \
            float *weights, float *gathered, const long long *total_ptr, unsigned early_release) {           \
@@ -346,17 +346,17 @@ struct csa4_row_at {
     csa_chain_release(); /* else at the end: an exit before it releases too */                              \
   }
 
-CSA4_ATTENTION_KERNEL(csa4_attn_gather, CSA_ATTN_GATHER, CSA_TILE_THREADS,
+CSA4_ATTENTION_KERNEL(csa4_attn_gather, CSA_ATTN_GATHER, CSA_TILE_BOUNDS,
                       csa_attn_gather(at, &cur, p.batch * p.seq, p.heads, CSA4_WINDOW_K + p.topk))
-CSA4_ATTENTION_KERNEL(csa4_attn_scores, CSA_ATTN_SCORES, CSA_TILE_THREADS,
+CSA4_ATTENTION_KERNEL(csa4_attn_scores, CSA_ATTN_SCORES, CSA_TILE_BOUNDS,
                       csa_attn_scores_one(at, &cur, p.batch * p.seq, p.heads, CSA4_WINDOW_K + p.topk))
-CSA4_ATTENTION_KERNEL(csa4_attn_scores_narrow, CSA_ATTN_SCORES, CSA_NARROW_SCORE_THREADS,
-                      csa_attn_scores_pairs(at, &cur, p.batch * p.seq, p.heads, CSA4_WINDOW_K + p.topk))
-CSA4_ATTENTION_KERNEL(csa4_attn_softmax, CSA_ATTN_SOFTMAX, CSA_TILE_THREADS,
+CSA4_ATTENTION_KERNEL(csa4_attn_scores_narrow, CSA_ATTN_SCORES, CSA_RESIDENT_BOUNDS,
+                      csa_attn_scores_resident(at, &cur, p.batch * p.seq, p.heads, CSA4_WINDOW_K + p.topk))
+CSA4_ATTENTION_KERNEL(csa4_attn_softmax, CSA_ATTN_SOFTMAX, CSA_TILE_BOUNDS,
                       csa_attn_softmax(at, p.batch * p.seq * p.heads))
-CSA4_ATTENTION_KERNEL(csa4_attn_values, CSA_ATTN_VALUES, CSA_TILE_THREADS,
+CSA4_ATTENTION_KERNEL(csa4_attn_values, CSA_ATTN_VALUES, CSA_TILE_BOUNDS,
                       csa_attn_values_narrow(at, p.batch * p.seq, p.heads))
-CSA4_ATTENTION_KERNEL(csa4_attn_scores_wide, CSA_ATTN_SCORES, CSA_TILE_THREADS,
+CSA4_ATTENTION_KERNEL(csa4_attn_scores_wide, CSA_ATTN_SCORES, CSA_TILE_BOUNDS,
                       csa_attn_scores<csa_wide_scores>(at, &cur, p.batch * p.seq, p.heads, CSA4_WINDOW_K + p.topk))
-CSA4_ATTENTION_KERNEL(csa4_attn_values_wide, CSA_ATTN_VALUES, CSA_TILE_THREADS,
+CSA4_ATTENTION_KERNEL(csa4_attn_values_wide, CSA_ATTN_VALUES, CSA_TILE_BOUNDS,
                       csa_attn_values<csa_wide_values>(at, p.batch * p.seq, p.heads))

@@ -8,18 +8,26 @@
 #ifndef CSA_ATTENTION_ABI_H
 #define CSA_ATTENTION_ABI_H
 
-#define CSA_TILE_THREADS 256  /* every pass but the narrow scores: 8 warps */
-#define CSA_NARROW_SCORE_THREADS 128 /* the narrow scores tiles: 4 warps */
+#define CSA_TILE_THREADS 256  /* every pass: 8 warps */
 #define CSA_TILE_MIN_BLOCKS 2 /* resident 256-thread blocks a SM the passes are compiled for (CSA_ATTN_MIN_BLOCKS) */
 #define CSA_TILE_CANDS 32     /* candidates a scores tile: a lane each */
 #define CSA_GATHER_ROWS 8     /* candidate rows a gather block decodes: a warp each */
 
 /* Scores tiles (heads x CSA_TILE_CANDS) and values tiles (heads x dims): one-chain, narrow, wide. */
 #define CSA_ONE_SCORE_HEADS 8     /* 1 a warp, 256 threads */
-#define CSA_NARROW_SCORE_HEADS 16 /* 4 a warp: 2 a thread, for 2 of the warp's 32 candidates */
+/*
+** The heads of the tiles csa_attn_narrow_scores counts (x CSA_TILE_CANDS),
+** not those it launches (CSA_RESIDENT_*): the count is the one the earlier
+** narrow tiles of this shape were chosen by, so that each gate case kept
+** its tiling when the resident tiles replaced them.
+*/
+#define CSA_NARROW_SCORE_HEADS 16
 #define CSA_NARROW_VALUE_HEADS 8  /* 1 a warp */
 #define CSA_NARROW_VALUE_DIMS 32  /* 1 a lane */
 #define CSA_NARROW_VALUE_CHUNK 256 /* candidates it stages at once: a thread each */
+#define CSA_RESIDENT_THREADS CSA_TILE_THREADS /* the narrow scores tiles: 4 warps of chains, 4 that feed them */
+#define CSA_RESIDENT_HEADS 32     /* the narrow tile's heads: 8 a warp, 4 a thread (csa_attention_resident.h) */
+#define CSA_RESIDENT_CANDS 16     /* its candidates, decoded by the pass itself: a lane each, for 4 heads */
 #define CSA_WIDE_SCORE_HEADS 64   /* 8 a warp */
 #define CSA_WIDE_VALUE_HEADS 32   /* 4 a warp */
 #define CSA_WIDE_VALUE_DIMS 128   /* 4 a lane */
@@ -33,7 +41,8 @@
 #define CSA_WIDE_MIN_UNITS 264
 /*
 ** Below wide, the scores pass takes its narrow tiles (4 chains a thread)
-** once they are at least this many, half the SMs; fewer, and its one-chain
+** once they are at least this many, counted in tiles of
+** CSA_NARROW_SCORE_HEADS x CSA_TILE_CANDS, half the SMs; fewer, and its one-chain
 ** tiles (twice as many) spread a short row further (ratio 128 at position
 ** 4,096: 20 narrow tiles ran the attention 3.5 us slower).
 */
@@ -73,6 +82,12 @@ CSA_ABI_FN long long csa_attn_softmax_units(long long bs_rows, long long heads) 
 CSA_ABI_FN long long csa_attn_value_units(long long bs_rows, long long heads, long long tile_heads,
                                           long long tile_dims) {
   return bs_rows * ((heads + tile_heads - 1) / tile_heads) * (512 / tile_dims);
+}
+
+/* Scores, narrow (resident rows): (bs, head tile of CSA_RESIDENT_HEADS, candidate tile of CSA_RESIDENT_CANDS). */
+CSA_ABI_FN long long csa_attn_resident_units(long long bs_rows, long long heads, long long stride) {
+  return bs_rows * ((heads + CSA_RESIDENT_HEADS - 1) / CSA_RESIDENT_HEADS) *
+         ((stride + CSA_RESIDENT_CANDS - 1) / CSA_RESIDENT_CANDS);
 }
 
 /* Whether the scores / values pass runs its wide tiles (see CSA_WIDE_MIN_UNITS). */

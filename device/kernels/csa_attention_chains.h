@@ -2,10 +2,9 @@
 ** csa_attention_chains.h: the scores and values passes of the fast CSA sink
 ** attention (csa_attention_tiles.h) as templates over the shape of their
 ** tile: the wide scores and values tiles the launchers choose once they
-** fill every SM twice (csa_attention_abi.h), and the scores stage of the
-** narrow tile (csa_narrow_scores), whose threads csa_attention_narrow.h
-** arranges in pairs.  CUDA C++, included by csa_attention_tiles.h after its
-** softmax.
+** fill every SM twice (csa_attention_abi.h), and csa_dot4, which the
+** narrow scores pass (csa_attention_resident.h) shares.  CUDA C++, included
+** by csa_attention_tiles.h after its softmax.
 **
 **   csa_attn_scores<T>  a tile of T::heads heads (T::warp_heads a warp) x
 **                       CSA_TILE_CANDS candidates (a lane each): a thread
@@ -55,12 +54,10 @@ template <int WARPS, int WARP_HEADS, int CHUNK> struct csa_value_tile {
 };
 
 /* The shapes of csa_attention_abi.h, which the launchers size grids by. */
-typedef csa_score_tile<CSA_NARROW_SCORE_THREADS / 32, CSA_NARROW_SCORE_HEADS / (CSA_NARROW_SCORE_THREADS / 32), 64>
-    csa_narrow_scores;
 typedef csa_score_tile<CSA_TILE_THREADS / 32, CSA_WIDE_SCORE_HEADS / (CSA_TILE_THREADS / 32), 64> csa_wide_scores;
 typedef csa_value_tile<CSA_TILE_THREADS / 32, CSA_WIDE_VALUE_HEADS / (CSA_TILE_THREADS / 32), 32>
     csa_wide_values;
-static_assert(csa_narrow_scores::heads == CSA_NARROW_SCORE_HEADS && csa_wide_scores::heads == CSA_WIDE_SCORE_HEADS &&
+static_assert(csa_wide_scores::heads == CSA_WIDE_SCORE_HEADS &&
                   csa_wide_values::heads == CSA_WIDE_VALUE_HEADS && csa_wide_values::dims == CSA_WIDE_VALUE_DIMS,
               "the tiles are the ABI's");
 

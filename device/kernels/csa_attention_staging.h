@@ -55,11 +55,16 @@ static __device__ __forceinline__ csa_fetched csa_fetch(const void *row, int kin
     first += 2 * lane;
     second += 2 * lane;
   }
-  /* the rows are inputs no attention pass writes: read-only loads */
-  if (kind == CSA_ROW_F32) f.first = __ldg((const unsigned int *)row + dbase + lane);
+  /*
+  ** Plain loads, though no attention pass writes the rows: ptxas hoists
+  ** read-only (ld.global.nc) loads across the resident scores pass's named
+  ** barriers, so that pass's producers held every stage's bytes at once
+  ** (255 registers and spills, where plain loads take 207).
+  */
+  if (kind == CSA_ROW_F32) f.first = *((const unsigned int *)row + dbase + lane);
   if (kind == CSA_ROW_FP8) {
-    f.first = __ldg(rec + first);
-    f.second = __ldg(rec + second);
+    f.first = rec[first];
+    f.second = rec[second];
   }
   return f;
 }

@@ -12,17 +12,20 @@
 **                     a (b, s) row decoded once into f32, [stride, 512] a
 **                     row group (zeros for a candidate that is not live),
 **                     the rows the next two passes read.  Rows from count
-**                     to the stride are not written and never read.
+**                     to the stride are not written and never read.  Not
+**                     launched where the scores pass takes its narrow
+**                     tiles, which decode their rows and write them here
+**                     themselves.
 **   scores            tiles of heads x CSA_TILE_CANDS candidates (a lane
 **                     each): score = (sum over d ascending of q[d] *
 **                     k_c[d]) * scale, + bias; -inf where c is not live,
 **                     up to the row's stride (the CandidateAssembly
 **                     payload).  Each score is one thread's chain, d
 **                     ascending.  One chain a thread (csa_attn_scores_one,
-**                     below), the narrow tiles of four
-**                     (csa_attn_scores_pairs, csa_attention_narrow.h) or
-**                     the wide ones of eight (csa_attn_scores<T>,
-**                     csa_attention_chains.h).
+**                     below), the narrow tiles of four, whose rows the
+**                     tile decodes itself (csa_attn_scores_resident,
+**                     csa_attention_resident.h), or the wide ones of
+**                     eight (csa_attn_scores<T>, csa_attention_chains.h).
 **   csa_attn_softmax  a block per output row: m = max (nx_maxf, reduced
 **                     across the block: order-free), w_c = nx_expf(score -
 **                     m) a thread each, den = the w_c summed over c
@@ -73,17 +76,16 @@
 #define CSA_SOFTMAX_HELD (CSA_SOFTMAX_BATCH / CSA_TILE_THREADS)
 
 /*
-** Resident blocks a SM a pass of `threads` is compiled for (its launch
-** bounds): CSA_TILE_MIN_BLOCKS of CSA_TILE_THREADS, so at most 128
-** registers a thread, but one for the narrow scores pass.  That pass runs
-** only where the (b, s) row groups are few (B = 1: 80 blocks, one a SM), and
-** at the 128-register cap ptxas moved each of its stage's shared-memory
-** loads down to the instruction that uses it, so every four dims waited out
-** a load (SASS; docs/SPEED.md, thirtieth round).  With one block a SM it
-** takes 148 registers and issues the loads earlier.
+** A pass's launch bounds (the kernel macros of csa4.cu and csa128.cu):
+** CSA_TILE_MIN_BLOCKS blocks of CSA_TILE_THREADS a SM, so at most 128
+** registers a thread, but one block a SM for the narrow scores pass.  That
+** pass runs only where the (b, s) row groups are few (B = 1: 80 blocks, one
+** a SM), and at the 128-register cap ptxas moved each of its stage's
+** shared-memory loads down to the instruction that uses it, so every four
+** dims waited out a load (SASS; docs/SPEED.md, thirtieth round).
 */
-#define CSA_ATTN_MIN_BLOCKS(threads) \
-  ((threads) == CSA_NARROW_SCORE_THREADS ? 1 : CSA_TILE_MIN_BLOCKS * CSA_TILE_THREADS / (threads))
+#define CSA_TILE_BOUNDS (CSA_TILE_THREADS, CSA_TILE_MIN_BLOCKS)
+#define CSA_RESIDENT_BOUNDS (CSA_RESIDENT_THREADS, 1)
 
 /* Where the fast passes find the (b, s) row group of output row `row`: gathered [bs_rows, stride, 512]. */
 static __device__ __forceinline__ void csa_attn_locate_gathered(csa_attention_row *r, float *gathered,
@@ -299,7 +301,7 @@ static __device__ void csa_attn_softmax(const RowAt &row_at, long long rows) {
 }
 
 #include "csa_attention_chains.h" /* the wide scores and values passes */
-#include "csa_attention_narrow.h" /* the narrow scores pass */
+#include "csa_attention_resident.h" /* the narrow scores pass */
 
 /*
 ** The one-chain scores pass (a tile of CSA_ONE_SCORE_HEADS heads, a warp

@@ -2,7 +2,7 @@
 ** loop_probe.cu: the B = 1 attention's inner loops alone, for `bitgate bench
 ** --loops` (harness/bench_loops.c).  Each kernel stages made-up operands in
 ** shared memory as its pass does, then runs the pass's own loop function
-** (csa_attention_tiles.h, csa_attention_narrow.h: called, not copied) `reps`
+** (csa_attention_tiles.h, csa_attention_resident.h: called, not copied) `reps`
 ** times on one chain, and thread 0 stamps the loop with clock64.  So a
 ** figure is the very loop the pass runs, compiled under the pinned options,
 ** without the pass's staging, barriers and global loads around it: what the
@@ -23,11 +23,12 @@
 **                             the first four terms, n / 4 times a call): the
 **                             floor the values chain would reach were its
 **                             loads free.
-**   loop_probe_scores_pairs   the narrow scores pass's stage (up to 128
-**                             threads, 2 heads x 2 candidates a thread as
-**                             in the pass): csa_pairs_stage over the 64
-**                             staged dims.  a = q [16][64], b = k [32][64];
-**                             n unused.  Four sums a thread.
+**   loop_probe_scores_resident the narrow scores pass's stage (up to 128
+**                             threads, its chain warps: 4 heads x 1
+**                             candidate a thread as in the pass):
+**                             csa_resident_stage over the 32 staged dims.
+**                             a = q [32][32], b = k [16][32]; n unused.
+**                             Four sums a thread.
 **   loop_probe_softmax_sum    the softmax pass's thread 0 sum:
 **                             csa_sum_in_order over n <= 1,024 staged exps.
 **                             a = w [n]; b unused.  One sum a block.
@@ -90,24 +91,26 @@ extern "C" __global__ void loop_probe_add_chain(const float *a, const float *b, 
   out[blockIdx.x * blockDim.x + tid] = acc;
 }
 
-extern "C" __global__ void loop_probe_scores_pairs(const float *a, const float *b, int n, int reps, float *out,
-                                                   long long *cycles) {
-  typedef csa_narrow_scores T;
-  __shared__ __align__(16) float qs[T::heads][T::k + 4];
-  __shared__ __align__(16) float ks[CSA_TILE_CANDS][T::k + 4];
+extern "C" __global__ void loop_probe_scores_resident(const float *a, const float *b, int n, int reps, float *out,
+                                                      long long *cycles) {
+  __shared__ __align__(16) float qs[CSA_RESIDENT_HEADS][CSA_RESIDENT_K + 4];
+  __shared__ __align__(16) float ks[CSA_RESIDENT_CANDS][CSA_ATTN_DIM + 4]; /* the pass's rows: their first stage */
   const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
-  const int hl = 4 * warp + 2 * (lane / 16), cl = lane % 16; /* as csa_attn_scores_pairs */
-  float acc[2][2] = {{0.0f, 0.0f}, {0.0f, 0.0f}};
+  const int hl = 8 * warp + 4 * (lane / 16), cl = lane % 16; /* as csa_attn_scores_resident */
+  float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
   long long t0;
   int i, r;
   (void)n;
-  for (i = tid; i < T::heads * T::k; i += blockDim.x) qs[i / T::k][i % T::k] = a[i];
-  for (i = tid; i < CSA_TILE_CANDS * T::k; i += blockDim.x) ks[i / T::k][i % T::k] = b[i];
+  for (i = tid; i < CSA_RESIDENT_HEADS * CSA_RESIDENT_K; i += blockDim.x) qs[i / CSA_RESIDENT_K][i % CSA_RESIDENT_K] = a[i];
+  for (i = tid; i < CSA_RESIDENT_CANDS * CSA_RESIDENT_K; i += blockDim.x) ks[i / CSA_RESIDENT_K][i % CSA_RESIDENT_K] = b[i];
   __syncthreads();
   t0 = clock64();
-  for (r = 0; r < reps; r++) csa_pairs_stage(acc, qs, ks, hl, cl);
+  for (r = 0; r < reps; r++) {
+    csa_resident_stage(acc, qs, ks[cl], hl);
+    __syncwarp(); /* else the compiler keeps the stage's 160 operands in registers across reps: no loads timed */
+  }
   if (tid == 0) cycles[blockIdx.x] = clock64() - t0;
-  for (i = 0; i < 4; i++) out[4 * (blockIdx.x * blockDim.x + tid) + i] = acc[i / 2][i % 2];
+  for (i = 0; i < 4; i++) out[4 * (blockIdx.x * blockDim.x + tid) + i] = acc[i];
 }
 
 extern "C" __global__ void loop_probe_softmax_sum(const float *a, const float *b, int n, int reps, float *out,
