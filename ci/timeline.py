@@ -12,7 +12,9 @@ griddepcontrol.wait returns and when it ends; the values pass's last block
 prints every block's stamps on the module's 20th and 25th run of that pass
 ("STAMP replay pass block start wait end", ns).  This prints, per log and
 replay, each pass's blocks and the min / median / max of the three stamps,
-in us from the gather's first block start.  A block that never waited
+in us from the first pass's first block start (the gather's; at B = 1 the
+scores pass's, as no gather is launched there: docs/SPEED.md,
+thirty-fourth round).  A block that never waited
 shows "-".  The stamps add about 3.5 us to the line (docs/SPEED.md,
 thirty-second round), so read the gaps, not the total.
 """
@@ -38,6 +40,8 @@ def read(paths):
                 if len(fields) != 7:
                     raise SystemExit(f"timeline: {path}: malformed line: {line.strip()}")
                 replay, pass_, block, *stamps = (int(x) for x in fields[1:])
+                if not 0 <= pass_ < len(PASSES):
+                    raise SystemExit(f"timeline: {path}: pass {pass_} is not one of 0..{len(PASSES) - 1}: {line.strip()}")
                 runs.setdefault((path, replay), []).append((pass_, block, *stamps))
     return runs
 
@@ -61,12 +65,9 @@ def main(argv):
         print("timeline: no STAMP lines (was the tree made from ci/timeline_stamps.patch?)", file=sys.stderr)
         return 1
     for (path, replay), rows in sorted(runs.items()):
-        starts = [r[2] for r in rows if r[0] == 0]
-        if not starts:
-            print(f"timeline: {path} replay {replay}: no gather blocks", file=sys.stderr)
-            return 1
-        t0 = min(starts)
-        print(f"{path} replay {replay} (us from the gather's first block start)")
+        first = min(r[0] for r in rows)
+        t0 = min(r[2] for r in rows if r[0] == first)
+        print(f"{path} replay {replay} (us from the first block start of the {PASSES[first]} pass)")
         print(f"  {'pass':8} {'blocks':>6}  {'start min/med/max':>20}  {'wait min/med/max':>20}  {'end min/med/max':>20}")
         for p, name in enumerate(PASSES):
             sel = [r for r in rows if r[0] == p]
