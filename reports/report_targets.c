@@ -18,12 +18,13 @@
   "about 870 and the FP4 transform about 1,000, on top of a graph launch whose empty kernel reads 2.5 " \
   "us; the reference shares the numerics, so faster exps cut its time too (docs/SPEED.md, "             \
   "seventeenth, twenty-first and twenty-second rounds)"
-#define ATTENTION_WHY                                                                                   \
-  "four dependent passes, chained: the graph's first launch (about 2.8 us), three waits of about 0.8 "  \
-  "us on the pass before, and the scores, softmax and values passes' compute (about 6.7, 3.5 and 7.4 " \
-  "us at 640 candidates, stamped: ordered chains, the scores' and values' waiting on their shared-"    \
-  "memory loads, the softmax's on its 640-add sum); the gather left out of the graph takes 2.2 us off " \
-  "the line (docs/SPEED.md, nineteenth, thirty-second and thirty-third rounds)"
+#define ATTENTION_WHY                                                                                    \
+  "dependent passes, chained: the graph's first launch (about 2.8 us); at 640 candidates the scores "    \
+  "pass decoding its own rows (its first stage ready about 3.0 us in) and its chains (6.1 us), then two " \
+  "waits of about 0.8 us on the pass before and the softmax and values passes' compute (about 3.6 and "  \
+  "7.8 us, stamped: ordered chains, the values' waiting on their shared-memory loads, the softmax's on "  \
+  "its 640-add sum); fewer candidates add a gather pass (docs/SPEED.md, nineteenth, thirty-third and "    \
+  "thirty-fourth rounds)"
 
 /*
 ** The issue's numbers ("Numbers it must reach"), at the shapes it names:
