@@ -186,7 +186,7 @@ static __device__ void csa_attn_scores_resident(const RowAt &row_at, const csa_c
       csa_resident_produce(ks, qs, &dt, &r, cur, heads, h0, c0, htile, htiles);
       continue;
     } else {
-#pragma unroll 1
+#pragma unroll 2 /* each buffer's barriers and rows known at compile time: 24.3 -> 24.1 us (thirty-fourth round) */
       for (j = 0; j < CSA_RESIDENT_STAGES; j++) {
         csa_bar_sync(CSA_RESIDENT_BAR_FULL + j % 2, CSA_RESIDENT_THREADS);
         csa_resident_stage(acc, qs[j % 2], &ks[cl][CSA_RESIDENT_K * j], hl);
