@@ -243,7 +243,7 @@ int csa_device_launch_attention(device_runtime *rt, void *const *kernels, const 
     const int id = kernel[i][plan[i].tiling];
     const unsigned how =
         (plan[i].chained ? DEVICE_LAUNCH_CHAINED : 0u) | (plan[i].sm_alone ? DEVICE_LAUNCH_SM_ALONE : 0u);
-    if (!plan[i].blocks) continue; /* a pass another one does (csa_device_attention_plan) */
+    if (!plan[i].blocks) continue; /* a pass another does: the gather, where the scores pass decodes its rows */
     if (device_runtime_launch_as(rt, kernels[id], names[id], plan[i].blocks, plan[i].threads, args, how)) return 1;
   }
   return 0;
