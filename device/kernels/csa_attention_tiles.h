@@ -501,8 +501,10 @@ static __device__ __forceinline__ void csa_narrow_values_load(float *pf, float4 
 ** dims).  Units (bs, head tile, dim tile), block-stride; warp w owns head
 ** h0 + w, lane l dim d0 + l.  Software-pipelined over chunks of
 ** candidates: while chunk k is multiplied, chunk k + 1's probabilities and
-** values are in flight.  A head whose chunk has no dead candidate runs its
-** chain without the test.
+** values are in flight.  A chunk in which no head of the tile has a dead
+** candidate runs its chains without the test; the staging barrier tells
+** (__syncthreads_or), where a scan of the staged chunk by each warp stood
+** on the chain before.
 */
 template <class RowAt>
 static __device__ void csa_attn_values_narrow(const RowAt &row_at, long long bs_rows, long long heads) {
@@ -527,21 +529,23 @@ static __device__ void csa_attn_values_narrow(const RowAt &row_at, long long bs_
     csa_narrow_values_load(pf, vf, &r, heads, h0, 0, d0);
     for (c0 = 0; c0 < r.count; c0 += CSA_NARROW_VALUE_CHUNK) {
       const int n = (int)csa_min_ll(CSA_NARROW_VALUE_CHUNK, r.count - c0);
+      int dead = 0, any_dead;
       __syncthreads(); /* the previous chunk's (or unit's) ps and vs are read */
 #pragma unroll
-      for (j = 0; j < CSA_NARROW_VALUE_HEADS; j++) ps[j][tid] = pf[j];
+      for (j = 0; j < CSA_NARROW_VALUE_HEADS; j++) {
+        ps[j][tid] = pf[j];
+        dead |= h0 + j < heads && tid < n && nx_csa_is_neg_inf(pf[j]);
+      }
 #pragma unroll
       for (i = 0; i < CSA_NARROW_VALUE_LOADS; i++) {
         const int f = tid + CSA_TILE_THREADS * i;
         *(float4 *)&vs[f / per_row][4 * (f % per_row)] = vf[i];
       }
-      __syncthreads(); /* ps and vs are filled */
+      any_dead = __syncthreads_or(dead); /* ps and vs are filled; a dead candidate of any head of the chunk */
       if (c0 + CSA_NARROW_VALUE_CHUNK < r.count)
         csa_narrow_values_load(pf, vf, &r, heads, h0, c0 + CSA_NARROW_VALUE_CHUNK, d0);
       if (h < heads) { /* warp-uniform */
-        int dead = 0;
-        for (i = lane; i < n; i += 32) dead |= nx_csa_is_neg_inf(ps[warp][i]);
-        if (__any_sync(0xffffffffu, dead)) {
+        if (any_dead) {
           for (i = 0; i < n; i++) {
             const float p = ps[warp][i];
             if (!nx_csa_is_neg_inf(p)) acc = acc + p * vs[i][lane];
