@@ -22,9 +22,15 @@
 #   2. For each candidate, the gate's and the nightly's GATE_FILTER cases
 #      (default 'csa*'), fast variant, 16 workers under MPS: a candidate
 #      whose bytes differ anywhere fails here.
+#   3. For each kernel tree in PLANTED (space-separated; made with a bug
+#      planted on purpose, e.g. a test forced off), the gate's GATE_FILTER
+#      cases the same way, which must find mismatches (exit 1): summary.txt
+#      says "caught", "NOT CAUGHT" or "unclear" for each.  A planted bug
+#      the gate passes means the gate's cases do not reach the code a
+#      candidate changed.
 #
-# Environment: ROUNDS, FILTER (default 'csa*B=1'), GATE_FILTER, and OUT (the
-# device call's folder; default ./ab-logs).  Logs go under $OUT/ab (the
+# Environment: ROUNDS, FILTER (default 'csa*B=1'), GATE_FILTER, PLANTED,
+# and OUT (the device call's folder; default ./ab-logs).  Logs go under $OUT/ab (the
 # candidate's number in each name: bench_cand1_1.log, gate_cand1.log...),
 # packed into $OUT/ab.tgz after every step, so a call cut short still brings
 # back what finished; $OUT/ab/summary.txt has one line a step with its exit
@@ -41,6 +47,9 @@ for cand in "$@"; do
     echo "device_ab: '$cand' is neither a kernel tree nor an executable" >&2
     exit 2
   fi
+done
+for tree in ${PLANTED:-}; do
+  [ -d "$tree/device/kernels" ] || { echo "device_ab: planted '$tree' is not a kernel tree (ci/kernel_tree.sh)" >&2; exit 2; }
 done
 mkdir -p "$logs"
 source "$(dirname "$0")/device_mps.sh" # mps_start, mps_stop
@@ -78,6 +87,19 @@ for cand in "$@"; do
     step "${suite}_cand$i" 240 "$cand" run --suite "$suite" --filter "$gate_filter" --variant fast --jobs 16 \
       --db "/tmp/bitgate-ab-$suite-cand$i.db"
   done
+done
+i=0
+for tree in ${PLANTED:-}; do
+  i=$((i + 1))
+  step "gate_planted$i" 240 "$tree" run --suite gate --filter "$gate_filter" --variant fast --jobs 16 \
+    --db "/tmp/bitgate-ab-gate-planted$i.db"
+  rc=$(sed -n "s/^gate_planted$i rc=\([0-9]*\) .*/\1/p" "$logs/summary.txt")
+  case $rc in
+    0) verdict="NOT CAUGHT, the gate passed" ;;
+    1) verdict="caught, the gate found mismatches" ;;
+    *) verdict="unclear, the gate exited $rc (a timeout or a crash): read gate_planted$i.log" ;;
+  esac
+  echo "planted$i ($tree): $verdict" | tee -a "$logs/summary.txt"
 done
 mps_stop
 rm -f "$logs"/*.db-shm "$logs"/*.db-wal
