@@ -55,7 +55,7 @@ mkdir -p "$logs"
 source "$(dirname "$0")/device_mps.sh" # mps_start, mps_stop
 
 # step NAME LIMIT CANDIDATE ARGS...: `bitgate ARGS` as the candidate runs it
-# ('-': this build), with its limit and its log.
+# ('-': this build), with its limit and its log; returns bitgate's exit status.
 step() {
   local name=$1 limit=$2 cand=$3 t0 rc
   shift 3
@@ -67,6 +67,7 @@ step() {
   rc=$?
   echo "$name rc=$rc $(($(date +%s) - t0)) s" | tee -a "$logs/summary.txt"
   tar -C "$out" -czf "$out/ab.tgz" ab
+  return "$rc"
 }
 
 for round in $(seq 1 "$rounds"); do
@@ -93,11 +94,11 @@ for tree in ${PLANTED:-}; do
   i=$((i + 1))
   step "gate_planted$i" 240 "$tree" run --suite gate --filter "$gate_filter" --variant fast --jobs 16 \
     --db "/tmp/bitgate-ab-gate-planted$i.db"
-  rc=$(sed -n "s/^gate_planted$i rc=\([0-9]*\) .*/\1/p" "$logs/summary.txt")
+  rc=$?
   case $rc in
     0) verdict="NOT CAUGHT, the gate passed" ;;
     1) verdict="caught, the gate found mismatches" ;;
-    *) verdict="unclear, the gate exited $rc (a timeout or a crash): read gate_planted$i.log" ;;
+    *) verdict="unclear, the gate exited $rc (not mismatches: a timeout, a crash or a setup error): read gate_planted$i.log" ;;
   esac
   echo "planted$i ($tree): $verdict" | tee -a "$logs/summary.txt"
 done
