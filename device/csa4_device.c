@@ -181,7 +181,9 @@ int device_csa4_stage_copy(device_csa4 *k, csa4_stage st, void *host, size_t len
 int device_csa4_stage_load(device_csa4 *k, csa4_stage st, const void *host, size_t len) {
   size_t bytes = device_csa4_stage_bytes(k, st);
   void *p = NULL;
-  if (bytes == 0 || len != bytes || device_pool_slot(k->base.pool, csa4_stage_slot[st], bytes, &p) ||
+  if (len != bytes) return -1;
+  if (bytes == 0) return 0; /* a stage empty at this step (no record yet): nothing to write, as in stage_copy */
+  if (device_pool_slot(k->base.pool, csa4_stage_slot[st], bytes, &p) ||
       device_runtime_copy_to_device(k->base.rt, p, host, bytes))
     return -1;
   return 0;

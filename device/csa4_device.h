@@ -105,7 +105,7 @@ typedef enum csa4_part {
 int device_csa4_execute_parts(device_csa4 *k, unsigned parts, const device_tensor *const *inputs, int n_inputs,
                               device_tensor *const *outputs, int n_outputs, op_error *err);
 
-/* Writes host into stage st's slot (len must be stage_bytes); 0 or -1. */
+/* Writes host into stage st's slot (len must be stage_bytes; an empty stage takes nothing); 0 or -1. */
 int device_csa4_stage_load(device_csa4 *k, csa4_stage st, const void *host, size_t len);
 
 /*

@@ -169,12 +169,18 @@ static int dev_scratch_fill(void *k, int byte) { return device_csa4_scratch_fill
 
 static int dev_scratch_check(void *k, char *report, size_t len) { return device_csa4_scratch_check(k, report, len); }
 
+/* Why a stage copy failed: the runtime's error, or where it left none, that it was the scratch slot. */
+static const char *stage_failure(void *k) {
+  const char *why = device_runtime_error(device_csa4_runtime(k));
+  return why && *why ? why : "the stage's scratch slot could not be had";
+}
+
 static int dev_stage_copy(void *k, int st, tensor *t, char *err, size_t len) {
   size_t have = device_csa4_stage_bytes(k, (csa4_stage)st), want = tensor_bytes(t);
   if (have != want)
     return snprintf(err, len, "the device's payload holds %zu bytes, the oracle's %zu", have, want), -1;
   if (device_csa4_stage_copy(k, (csa4_stage)st, t->data, want) != 0)
-    return snprintf(err, len, "copy failed: %s", device_runtime_error(device_csa4_runtime(k))), -1;
+    return snprintf(err, len, "copy failed: %s", stage_failure(k)), -1;
   return 0;
 }
 
@@ -188,7 +194,7 @@ static int dev_stage_load(void *k, int st, const tensor *t, char *err, size_t le
   if (have != want)
     return snprintf(err, len, "the device's payload holds %zu bytes, the oracle's %zu", have, want), -1;
   if (device_csa4_stage_load(k, (csa4_stage)st, t->data, want) != 0)
-    return snprintf(err, len, "load failed: %s", device_runtime_error(device_csa4_runtime(k))), -1;
+    return snprintf(err, len, "load failed: %s", stage_failure(k)), -1;
   return 0;
 }
 

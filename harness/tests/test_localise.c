@@ -28,6 +28,10 @@ static const char csa4_spec[] =
 static const char csa4_late_spec[] =
     "family=csa4.chain op=CompressedSparseAttention ratio=4 b=1 heads=1 iheads=4 topk=512 window=16 start=0 "
     "prefill=4 decode=46 cap=14 outputs=6 bias=none sink=neginf scale=none seed=2312490336";
+/* a gate case's shape (csa4.chain.6d33eeef): cap=0, so no record exists and the record stages are empty */
+static const char csa4_no_records_spec[] =
+    "family=csa4.chain op=CompressedSparseAttention ratio=4 b=2 heads=4 iheads=8 topk=16 window=100 start=0 "
+    "prefill=3 decode=0 cap=0 outputs=6 bias=none sink=large scale=none seed=1135896756";
 static const char csa128_spec[] =
     "family=csa128.chain op=CompressedSparseAttention ratio=128 cache=f32 b=2 heads=1 window=128 start=0 "
     "prefill=127 decode=140 cap=5 bias=1x1x1 sink=large scale=none seed=3228420866";
@@ -81,6 +85,15 @@ Test(localise, csa4_selection_order_bug) {
 Test(localise, csa4_candidate_scoring_bug) {
   expect_localised(PLANT_CSA_CANDIDATE_SCORE, csa4_spec,
                    "CandidateAssembly", 0);
+}
+
+/*
+** With no records the index stages hold no bytes; loading such an empty
+** payload used to fail ("could not replay the stages: load failed: ", an
+** empty reason), so no stage was named (thirty-sixth session's planted gate).
+*/
+Test(localise, csa4_bug_in_a_step_without_records) {
+  expect_localised(PLANT_CSA_CANDIDATE_SCORE, csa4_no_records_spec, "CandidateAssembly", 0);
 }
 
 Test(localise, csa128_compressor_bug) {
