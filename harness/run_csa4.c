@@ -169,7 +169,7 @@ static int dev_scratch_fill(void *k, int byte) { return device_csa4_scratch_fill
 
 static int dev_scratch_check(void *k, char *report, size_t len) { return device_csa4_scratch_check(k, report, len); }
 
-/* Why a stage copy failed: the runtime's error, or where it left none, that it was the scratch slot. */
+/* Why a stage copy or load failed: the runtime's error, or where it left none, that it was the scratch slot. */
 static const char *stage_failure(void *k) {
   const char *why = device_runtime_error(device_csa4_runtime(k));
   return why && *why ? why : "the stage's scratch slot could not be had";
