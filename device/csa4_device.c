@@ -182,7 +182,7 @@ int device_csa4_stage_load(device_csa4 *k, csa4_stage st, const void *host, size
   size_t bytes = device_csa4_stage_bytes(k, st);
   void *p = NULL;
   if (len != bytes) return -1;
-  if (bytes == 0) return 0; /* a stage empty at this step (cap = 0: no record can exist): nothing to write, as in stage_copy */
+  if (bytes == 0) return 0; /* empty at this step (cap = 0: no record can exist); as in stage_copy */
   if (device_pool_slot(k->base.pool, csa4_stage_slot[st], bytes, &p) ||
       device_runtime_copy_to_device(k->base.rt, p, host, bytes))
     return -1;
