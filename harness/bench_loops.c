@@ -101,21 +101,20 @@ static void softmax_sums(const float *w, const float *unused, int n, int reps, f
 #define VALUE_PROBE(name, kernel, grid, block, per_thread, c_sums) \
   {kernel, name, grid, block, 256, 3, VALUE_HEADS * 256, 256 * VALUE_DIMS, per_thread, c_sums}
 #define VALUES(name, kernel, grid, block) VALUE_PROBE(name, kernel, grid, block, 1, values_sums)
+#define TWO_HEADS(name, grid, block) VALUE_PROBE(name, "loop_probe_values_narrow", grid, block, 2, two_heads_sums)
 #define SCORES(name, grid, block) \
   {"loop_probe_scores_resident", name, grid, block, SCORE_DIMS, 16, SCORE_HEADS * SCORE_DIMS, SCORE_CANDS * SCORE_DIMS, \
    4, resident_sums}
 static const loop_probe probes[BENCH_LOOP_PROBES] = {
-    VALUES("values chain (narrow values pass)", "loop_probe_values_narrow", 128, 256),
-    VALUES("values chain, one block alone", "loop_probe_values_narrow", 1, 256),
-    VALUES("values chain, one warp alone", "loop_probe_values_narrow", 1, 32),
+    TWO_HEADS("values chains (narrow values pass)", 128, 128),
+    TWO_HEADS("values chains, one block alone", 1, 128),
+    TWO_HEADS("values chains, one warp alone", 1, 32),
     VALUE_PROBE("values adds, operands in registers", "loop_probe_add_chain", 128, 256, 1, add_chain_sums),
     VALUE_PROBE("values adds in registers, one warp", "loop_probe_add_chain", 1, 32, 1, add_chain_sums),
     SCORES("scores stage (narrow resident pass, its 4 chain warps)", 80, 128),
     SCORES("scores stage, one warp alone", 1, 32),
     {"loop_probe_softmax_sum", "softmax sum (softmax pass, thread 0)", 64, 256, 640, 1, 640, 1, 0, softmax_sums},
-    /* candidates for the values pass (loop_probe.cu says what each changes) */
-    VALUE_PROBE("candidate: values, two heads a thread", "loop_probe_values_two_heads", 128, 128, 2, two_heads_sums),
-    VALUE_PROBE("candidate: two heads a thread, one warp", "loop_probe_values_two_heads", 1, 32, 2, two_heads_sums),
+    /* a candidate for the values pass (loop_probe.cu says what it changes) */
     VALUES("candidate: values staged transposed", "loop_probe_values_transposed", 128, 256),
 };
 

@@ -431,11 +431,12 @@ static __device__ void csa_attn_scores_one(const RowAt &row_at, const csa_cursor
 
 
 /*
-** The narrow values pass (a chain a thread) keeps its own form, apart from
-** csa_attention_chains.h's template: its one chain a thread must load its
-** next terms while it adds, or it waits out every shared-memory load; the
-** template's form of this tile (8 warps of a head, a dim a lane) ran 17.3
-** us at B = 1 against this pass's 10.8 (docs/SPEED.md, seventh round).
+** The narrow values pass (two chains a thread on half the warps) keeps its
+** own form, apart from csa_attention_chains.h's template: its chains must
+** load their next terms while they add, or they wait out every
+** shared-memory load; the template's form of this tile (8 warps of a head, a
+** dim a lane) ran 17.3 us at B = 1 against this pass's 10.8 then
+** (docs/SPEED.md, seventh round).
 */
 #define CSA_NV_DIMS CSA_NARROW_VALUE_DIMS /* the stride of a lane's column of staged values */
 
@@ -449,28 +450,37 @@ static __device__ __forceinline__ float csa_weighted4(float acc, float4 p, float
 }
 
 /*
-** acc + p[0] * v[0] + p[1] * v[CSA_NV_DIMS] + ... over n candidates, in
-** that order, p 16-byte aligned, v a lane's column of the staged values:
-** the next four terms are loaded while the last four are added.
+** Two heads' chains over a lane's column v of the staged values (p0 and p1
+** their probabilities, 16-byte aligned), each over the n candidates in
+** order: a value read once serves both heads.  The terms come in blocks of
+** CSA_PAIR_BLOCK, each unrolled whole.  Why: in a rolled loop that carries
+** its next terms in registers, ptxas issued every load of an iteration at
+** its end, so the next iteration's first adds waited out the loads just
+** issued, and two heads a thread ran no faster than one (SASS,
+** docs/SPEED.md, thirty-sixth round).  In a straight block it issues each
+** load about 35 instructions before its use (thirty-seventh round).
 */
-static __device__ __forceinline__ float csa_weighted_sum_in_order(const float *p, const float *v, int n,
-                                                                  float acc) {
-  int i = 0;
-  if (n >= 4) {
-    float4 p4 = *(const float4 *)p;
-    float v0 = v[0], v1 = v[CSA_NV_DIMS], v2 = v[2 * CSA_NV_DIMS], v3 = v[3 * CSA_NV_DIMS];
-#pragma unroll 4
-    for (i = 4; i + 4 <= n; i += 4) {
-      const float *nv = v + i * CSA_NV_DIMS;
-      const float4 np4 = *(const float4 *)(p + i);
-      const float n0 = nv[0], n1 = nv[CSA_NV_DIMS], n2 = nv[2 * CSA_NV_DIMS], n3 = nv[3 * CSA_NV_DIMS];
-      acc = csa_weighted4(acc, p4, v0, v1, v2, v3);
-      p4 = np4, v0 = n0, v1 = n1, v2 = n2, v3 = n3;
+#define CSA_PAIR_BLOCK 64
+
+static __device__ __forceinline__ void csa_weighted_pair_in_order(const float *p0, const float *p1, const float *v,
+                                                                  int n, float *acc0, float *acc1) {
+  float a0 = *acc0, a1 = *acc1;
+  int i = 0, k;
+#pragma unroll 1
+  for (; i + CSA_PAIR_BLOCK <= n; i += CSA_PAIR_BLOCK) {
+#pragma unroll
+    for (k = 0; k < CSA_PAIR_BLOCK; k += 4) {
+      const float *x = v + (i + k) * CSA_NV_DIMS;
+      const float x0 = x[0], x1 = x[CSA_NV_DIMS], x2 = x[2 * CSA_NV_DIMS], x3 = x[3 * CSA_NV_DIMS];
+      a0 = csa_weighted4(a0, *(const float4 *)(p0 + i + k), x0, x1, x2, x3);
+      a1 = csa_weighted4(a1, *(const float4 *)(p1 + i + k), x0, x1, x2, x3);
     }
-    acc = csa_weighted4(acc, p4, v0, v1, v2, v3);
   }
-  for (; i < n; i++) acc = acc + p[i] * v[i * CSA_NV_DIMS];
-  return acc;
+  for (; i < n; i++) {
+    const float x = v[i * CSA_NV_DIMS];
+    a0 = a0 + p0[i] * x, a1 = a1 + p1[i] * x;
+  }
+  *acc0 = a0, *acc1 = a1;
 }
 
 /*
@@ -498,13 +508,15 @@ static __device__ __forceinline__ void csa_narrow_values_load(float *pf, float4 
 
 /*
 ** Pass 3, narrow tiles (CSA_NARROW_VALUE_HEADS heads x CSA_NARROW_VALUE_DIMS
-** dims).  Units (bs, head tile, dim tile), block-stride; warp w owns head
-** h0 + w, lane l dim d0 + l.  Software-pipelined over chunks of
-** candidates: while chunk k is multiplied, chunk k + 1's probabilities and
-** values are in flight.  A chunk in which no head of the tile has a dead
-** candidate runs its chains without the test; the staging barrier tells
-** (__syncthreads_or), where a scan of the staged chunk by each warp stood
-** on the chain before.
+** dims).  Units (bs, head tile, dim tile), block-stride; every warp loads
+** and stages, and warp w < 4 then runs the chains of heads h0 + 2w and h0 +
+** 2w + 1, lane l dim d0 + l: a staged value read once serves two heads, so
+** the SM's shared-memory pipe carries 8 wavefronts a term where one head a
+** warp took 12 (docs/SPEED.md, thirty-sixth and thirty-seventh rounds).
+** Software-pipelined over chunks of candidates: while chunk k is
+** multiplied, chunk k + 1's probabilities and values are in flight.  A
+** chunk in which no head of the tile has a dead candidate runs its chains
+** without the test; the staging barrier tells (__syncthreads_or).
 */
 template <class RowAt>
 static __device__ void csa_attn_values_narrow(const RowAt &row_at, long long bs_rows, long long heads) {
@@ -515,12 +527,14 @@ static __device__ void csa_attn_values_narrow(const RowAt &row_at, long long bs_
   const long long dtiles = CSA_ATTN_DIM / CSA_NARROW_VALUE_DIMS;
   long long unit;
   static_assert(CSA_NARROW_VALUE_CHUNK == CSA_TILE_THREADS, "a thread loads one candidate's probabilities");
+  static_assert(CSA_NARROW_VALUE_HEADS == CSA_TILE_WARPS, "two heads a chain warp, half the warps");
   for (unit = blockIdx.x; unit < bs_rows * htiles * dtiles; unit += gridDim.x) {
     const long long q = csa_div_ll(unit, dtiles), bs = csa_div_ll(q, htiles);
-    const long long h0 = (q - bs * htiles) * CSA_NARROW_VALUE_HEADS, h = h0 + warp;
+    const long long h0 = (q - bs * htiles) * CSA_NARROW_VALUE_HEADS, h = h0 + 2 * warp;
+    const int chains = warp < CSA_TILE_WARPS / 2 && h < heads; /* warp-uniform; warps 4..7 only stage */
     const int d0 = (int)(unit - q * dtiles) * CSA_NARROW_VALUE_DIMS;
     csa_attention_row r;
-    float acc = 0.0f, pf[CSA_NARROW_VALUE_HEADS];
+    float acc0 = 0.0f, acc1 = 0.0f, pf[CSA_NARROW_VALUE_HEADS];
     float4 vf[CSA_NARROW_VALUE_LOADS];
     long long c0;
     int i, j;
@@ -544,18 +558,21 @@ static __device__ void csa_attn_values_narrow(const RowAt &row_at, long long bs_
       any_dead = __syncthreads_or(dead); /* ps and vs are filled; a dead candidate of any head of the chunk */
       if (c0 + CSA_NARROW_VALUE_CHUNK < r.count)
         csa_narrow_values_load(pf, vf, &r, heads, h0, c0 + CSA_NARROW_VALUE_CHUNK, d0);
-      if (h < heads) { /* warp-uniform */
+      if (chains) {
+        const float *p0 = ps[2 * warp], *p1 = ps[2 * warp + 1];
         if (any_dead) {
           for (i = 0; i < n; i++) {
-            const float p = ps[warp][i];
-            if (!nx_csa_is_neg_inf(p)) acc = acc + p * vs[i][lane];
+            const float x = vs[i][lane];
+            if (!nx_csa_is_neg_inf(p0[i])) acc0 = acc0 + p0[i] * x;
+            if (!nx_csa_is_neg_inf(p1[i])) acc1 = acc1 + p1[i] * x;
           }
-        } else {
-          acc = csa_weighted_sum_in_order(ps[warp], &vs[0][lane], n, acc);
+        } else { /* a head past heads (h + 1 == heads) runs on -inf and is never stored */
+          csa_weighted_pair_in_order(p0, p1, &vs[0][lane], n, &acc0, &acc1);
         }
       }
     }
-    if (h < heads) r.y[(h - h0) * CSA_ATTN_DIM + d0 + lane] = acc;
+    if (chains) r.y[(h - h0) * CSA_ATTN_DIM + d0 + lane] = acc0;
+    if (chains && h + 1 < heads) r.y[(h + 1 - h0) * CSA_ATTN_DIM + d0 + lane] = acc1;
   }
 }
 

@@ -13,11 +13,12 @@
 ** redoes them in C and compares bits, so a loop that no longer sums in the
 ** oracle's order posts no figure), cycles[block] thread 0's loop cycles.
 **
-**   loop_probe_values_narrow  the narrow values pass's chain (a thread a
-**                             (head, dim), up to 256 threads: warp = head,
-**                             lane = dim): csa_weighted_sum_in_order over n
-**                             <= 256 staged candidates.  a = p [8][n], b = v
-**                             [n][32].
+**   loop_probe_values_narrow  the narrow values pass's chains (two heads a
+**                             thread, up to 128 threads: warp w = heads 2w
+**                             and 2w + 1, lane = dim):
+**                             csa_weighted_pair_in_order over n <= 256
+**                             staged candidates.  a = p [8][n], b = v
+**                             [n][32].  Two sums a thread.
 **   loop_probe_add_chain      the same threads adding the same products with
 **                             every operand in registers (csa_weighted4 on
 **                             the first four terms, n / 4 times a call): the
@@ -33,8 +34,8 @@
 **                             csa_sum_in_order over n <= 1,024 staged exps.
 **                             a = w [n]; b unused.  One sum a block.
 **
-** Below them, candidate shapes of the values loop (two heads a thread; the
-** values staged transposed), on the same operands, checked the same way.
+** Below them, a candidate shape of the values loop (the values staged
+** transposed), on the same operands, checked the same way.
 */
 #include "csa_attention_abi.h"
 #include "numerics.h"
@@ -53,19 +54,28 @@ static __device__ void probe_stage_values(float (*ps)[CSA_NARROW_VALUE_CHUNK], f
   __syncthreads();
 }
 
+/*
+** A caveat: ptxas schedules the same function differently here.  In the
+** pass (128 registers) it issues each load about 24 instructions before its
+** use; here (33 registers, with or without the pass's launch bounds) 6 to
+** 14, so this probe reads about 12.5 cycles a term where the pass's chains
+** ran about 3 cycles a term faster than its old one-chain loop, which read
+** 13.9 here (docs/SPEED.md, thirty-seventh round): an upper bound.
+*/
 extern "C" __global__ void loop_probe_values_narrow(const float *a, const float *b, int n, int reps, float *out,
                                                     long long *cycles) {
   __shared__ __align__(16) float ps[CSA_NARROW_VALUE_HEADS][CSA_NARROW_VALUE_CHUNK];
   __shared__ __align__(16) float vs[CSA_NARROW_VALUE_CHUNK][CSA_NARROW_VALUE_DIMS];
   const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
-  float acc = 0.0f;
+  float acc0 = 0.0f, acc1 = 0.0f;
   long long t0;
   int r;
   probe_stage_values(ps, vs, a, b, n);
   t0 = clock64();
-  for (r = 0; r < reps; r++) acc = csa_weighted_sum_in_order(ps[warp], &vs[0][lane], n, acc);
+  for (r = 0; r < reps; r++) csa_weighted_pair_in_order(ps[2 * warp], ps[2 * warp + 1], &vs[0][lane], n, &acc0, &acc1);
   if (tid == 0) cycles[blockIdx.x] = clock64() - t0;
-  out[blockIdx.x * blockDim.x + tid] = acc;
+  out[2 * (blockIdx.x * blockDim.x + tid)] = acc0;
+  out[2 * (blockIdx.x * blockDim.x + tid) + 1] = acc1;
 }
 
 extern "C" __global__ void loop_probe_add_chain(const float *a, const float *b, int n, int reps, float *out,
@@ -130,43 +140,13 @@ extern "C" __global__ void loop_probe_softmax_sum(const float *a, const float *b
 }
 
 /*
-** Candidates: loop shapes the narrow values pass could take instead (the
-** ninth round tried each inside the pass; none shortened it).  Alone, beside
-** the pass's own loop above, they show whether the loop's shape can matter
-** at all.  Same operands and sums as loop_probe_values_narrow, each chain p
-** . v over the candidates ascending from acc.
+** A candidate: a loop shape the narrow values pass could take instead (the
+** ninth round tried it inside the pass, one head a thread; it did not
+** shorten it).  Alone, beside the pass's own loop above, it shows whether
+** the loop's shape can matter at all.  Same operands as
+** loop_probe_values_narrow, each chain p . v over the candidates ascending
+** from acc, one chain a thread (warp = head).
 */
-
-/* Two heads a thread (warp w: heads 2w, 2w + 1; lane: dim), each value read once for both: up to 128 threads. */
-extern "C" __global__ void loop_probe_values_two_heads(const float *a, const float *b, int n, int reps, float *out,
-                                                       long long *cycles) {
-  __shared__ __align__(16) float ps[CSA_NARROW_VALUE_HEADS][CSA_NARROW_VALUE_CHUNK];
-  __shared__ __align__(16) float vs[CSA_NARROW_VALUE_CHUNK][CSA_NARROW_VALUE_DIMS];
-  const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
-  const float *p0 = ps[2 * warp], *p1 = ps[2 * warp + 1], *v = &vs[0][lane];
-  float acc0 = 0.0f, acc1 = 0.0f;
-  long long t0;
-  int i, r;
-  probe_stage_values(ps, vs, a, b, n);
-  t0 = clock64();
-  for (r = 0; r < reps; r++) {
-    float4 pa = *(const float4 *)p0, pb = *(const float4 *)p1;
-    float v0 = v[0], v1 = v[CSA_NV_DIMS], v2 = v[2 * CSA_NV_DIMS], v3 = v[3 * CSA_NV_DIMS];
-    for (i = 4; i < n; i += 4) { /* n % 4 == 0: the host's shapes */
-      const float *nv = v + i * CSA_NV_DIMS;
-      const float4 npa = *(const float4 *)(p0 + i), npb = *(const float4 *)(p1 + i);
-      const float n0 = nv[0], n1 = nv[CSA_NV_DIMS], n2 = nv[2 * CSA_NV_DIMS], n3 = nv[3 * CSA_NV_DIMS];
-      acc0 = csa_weighted4(acc0, pa, v0, v1, v2, v3);
-      acc1 = csa_weighted4(acc1, pb, v0, v1, v2, v3);
-      pa = npa, pb = npb, v0 = n0, v1 = n1, v2 = n2, v3 = n3;
-    }
-    acc0 = csa_weighted4(acc0, pa, v0, v1, v2, v3);
-    acc1 = csa_weighted4(acc1, pb, v0, v1, v2, v3);
-  }
-  if (tid == 0) cycles[blockIdx.x] = clock64() - t0;
-  out[2 * (blockIdx.x * blockDim.x + tid)] = acc0;
-  out[2 * (blockIdx.x * blockDim.x + tid) + 1] = acc1;
-}
 
 /* The values staged transposed (a dim's candidates a shared row), four terms of p and of v two 16-byte reads. */
 extern "C" __global__ void loop_probe_values_transposed(const float *a, const float *b, int n, int reps, float *out,

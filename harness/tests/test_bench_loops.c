@@ -12,9 +12,8 @@
 #include <criterion/criterion.h>
 
 Test(bench_loops, the_probe_kernels_compile_to_a_cubin) {
-  static const char *const names[] = {"loop_probe_values_narrow",    "loop_probe_add_chain",
-                                      "loop_probe_scores_resident",  "loop_probe_softmax_sum",
-                                      "loop_probe_values_two_heads", "loop_probe_values_transposed"};
+  static const char *const names[] = {"loop_probe_values_narrow", "loop_probe_add_chain", "loop_probe_scores_resident",
+                                      "loop_probe_softmax_sum", "loop_probe_values_transposed"};
   gpu_test_expect_cubin("loop_probe.cu", names, sizeof names / sizeof names[0]);
 }
 

@@ -542,14 +542,14 @@ Test(cli, bench_loops_times_the_probes_or_says_why_not) {
   }
   o = RUN(NULL, "bench", "--loops");
   cr_expect_eq(o->status, 0, "%s", o->err);
-  cr_expect(strstr(o->out, "values chain (narrow values pass)") && strstr(o->out, "softmax sum") &&
+  cr_expect(strstr(o->out, "values chains (narrow values pass)") && strstr(o->out, "softmax sum") &&
                 !strstr(o->out, "sums differ"),
             "%s", o->out);
   setenv("BITGATE_PLANT", "csa_attention_tiles.h:acc = acc + p.x * v0;=>acc = acc - p.x * v0;", 1);
   o = RUN(NULL, "bench", "--loops");
   unsetenv("BITGATE_PLANT");
   cr_expect_eq(o->status, 1, "%s", o->out);
-  cr_expect(strstr(o->out, "values chain (narrow values pass): sums differ from the C sums, no figure: block 0") &&
+  cr_expect(strstr(o->out, "values chains (narrow values pass): sums differ from the C sums, no figure: block 0") &&
                 strstr(o->out, "values adds, operands in registers: sums differ") &&
                 strstr(o->out, "candidate: values staged transposed: sums differ") &&
                 !strstr(o->out, "scores stage (narrow resident pass, its 4 chain warps): sums differ") &&
