@@ -21,10 +21,10 @@
 #define ATTENTION_WHY                                                                                    \
   "dependent passes, chained: the graph's first launch (about 2.8 us); at 640 candidates the scores "    \
   "pass decoding its own rows (its first stage ready about 3.0 us in) and its chains (6.1 us), then two " \
-  "waits of about 0.8 us on the pass before and the softmax and values passes' compute (about 3.6 and "  \
-  "6.8 us, stamped); the values' 640-term ordered chains alone are 4.3 us of the line (19.4 us without "  \
-  "them) and the softmax waits on its 640-add sum; fewer candidates add a gather pass (docs/SPEED.md, "   \
-  "nineteenth, thirty-fourth and thirty-sixth rounds)"
+  "waits of about 1 us on the pass before and the softmax and values passes' compute (about 3.6 and "    \
+  "5.7-6.2 us, stamped); the values' 640-term ordered chains (two heads a thread) and the softmax's "    \
+  "640-add sum are serial; fewer candidates add a gather pass (docs/SPEED.md, nineteenth, thirty-fourth " \
+  "and thirty-seventh rounds)"
 
 /*
 ** The issue's numbers ("Numbers it must reach"), at the shapes it names:
