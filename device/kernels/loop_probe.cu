@@ -59,8 +59,8 @@ static __device__ void probe_stage_values(float (*ps)[CSA_NARROW_VALUE_CHUNK], f
 ** pass (128 registers) it issues each load about 24 instructions before its
 ** use; here (33 registers, with or without the pass's launch bounds) 6 to
 ** 14.  So this probe reads more cycles a term than the pass's chains take
-** (12.1-12.7 in the thirty-seventh round, where the old one-chain loop read
-** 13.9 and the pass gained about 3 cycles a term over it): an upper bound
+** (12.4-13.5 in the thirty-seventh round, where the old one-chain loop read
+** 13.9 and the pass gained about 3.7 cycles a term over it): an upper bound
 ** (docs/SPEED.md, thirty-seventh round).
 */
 extern "C" __global__ void loop_probe_values_narrow(const float *a, const float *b, int n, int reps, float *out,
