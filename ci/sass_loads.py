@@ -13,40 +13,34 @@ when the warp is alone on its scheduler: the thirty-seventh round of
 docs/SPEED.md read the values pass's loop this way (6-14 in a rolled or
 low-register form, 22-27 in the kept one).
 """
+import os
 import re
 import statistics
 import sys
 
+sys.dont_write_bytecode = True  # no __pycache__ in ci/
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from sass_model import operands  # noqa: E402  (one decoding of an instruction's registers for both scripts)
+
 LINE = re.compile(r"/\*([0-9a-f]{4,})\*/\s*(.*?)\s*;")
-LOAD = re.compile(r"(LDS(?:\.128|\.64)?)\s+R(\d+),")
 
 
 def read(path, first=None, last=None):
     out = []
     for line in open(path):
         m = LINE.search(line)
-        if not m:
-            continue
-        addr = int(m.group(1), 16)
-        if first is not None and not first <= addr <= last:
-            continue
-        out.append(m.group(2))
+        if m and (first is None or first <= int(m.group(1), 16) <= last):
+            out.append(operands(m.group(2)))
     return out
 
 
 def distances(ins):
-    width = {"LDS": 1, "LDS.64": 2, "LDS.128": 4}
     found = []
-    for i, text in enumerate(ins):
-        m = LOAD.match(text)
-        if not m:
+    for i, (op, written, _) in enumerate(ins):
+        if not op.startswith("LDS"):
             continue
-        base = int(m.group(2))
-        wrote = {"R%d" % (base + k) for k in range(width[m.group(1)])}
         for j in range(i + 1, len(ins)):
-            regs = re.findall(r"\bR\d+\b", ins[j])
-            sources = regs if ins[j].startswith("ST") else regs[1:]
-            if wrote & set(sources):
+            if set(written) & set(ins[j][2]):
                 found.append(j - i)
                 break
     return found

@@ -20,7 +20,7 @@
 **                             staged candidates.  a = p [8][n], b = v
 **                             [n][32].  Two sums a thread.
 **   loop_probe_add_chain      the same threads adding the same products with
-**                             every operand in registers (csa_weighted4 on
+**                             every operand in registers (probe_weighted4 on
 **                             the first four terms, n / 4 times a call): the
 **                             floor the values chain would reach were its
 **                             loads free.
@@ -43,6 +43,15 @@
 #include "csa_kernel_common.h"
 #include "csa_sink_attention.h"
 #include "csa_attention_tiles.h"
+
+/* acc + p.x * v0 + ... + p.w * v3, one term at a time: one head's chain, four terms of it. */
+static __device__ __forceinline__ float probe_weighted4(float acc, float4 p, float v0, float v1, float v2,
+                                                      float v3) {
+  acc = acc + p.x * v0;
+  acc = acc + p.y * v1;
+  acc = acc + p.z * v2;
+  return acc + p.w * v3;
+}
 
 /* The values probes' operands into shared memory as the pass stages them: p [8][n], v [n][32]. */
 static __device__ void probe_stage_values(float (*ps)[CSA_NARROW_VALUE_CHUNK], float (*vs)[CSA_NARROW_VALUE_DIMS],
@@ -96,7 +105,7 @@ extern "C" __global__ void loop_probe_add_chain(const float *a, const float *b, 
   t0 = clock64();
   for (r = 0; r < reps; r++) {
 #pragma unroll 4
-    for (i = 0; i < n; i += 4) acc = csa_weighted4(acc, p4, v0, v1, v2, v3);
+    for (i = 0; i < n; i += 4) acc = probe_weighted4(acc, p4, v0, v1, v2, v3);
   }
   if (tid == 0) cycles[blockIdx.x] = clock64() - t0;
   out[blockIdx.x * blockDim.x + tid] = acc;
@@ -167,10 +176,10 @@ extern "C" __global__ void loop_probe_values_transposed(const float *a, const fl
     float4 p4 = *(const float4 *)p, v4 = *(const float4 *)v;
     for (i = 4; i < n; i += 4) {
       const float4 np4 = *(const float4 *)(p + i), nv4 = *(const float4 *)(v + i);
-      acc = csa_weighted4(acc, p4, v4.x, v4.y, v4.z, v4.w);
+      acc = probe_weighted4(acc, p4, v4.x, v4.y, v4.z, v4.w);
       p4 = np4, v4 = nv4;
     }
-    acc = csa_weighted4(acc, p4, v4.x, v4.y, v4.z, v4.w);
+    acc = probe_weighted4(acc, p4, v4.x, v4.y, v4.z, v4.w);
   }
   if (tid == 0) cycles[blockIdx.x] = clock64() - t0;
   out[blockIdx.x * blockDim.x + tid] = acc;
