@@ -13,18 +13,18 @@
 #include <string.h>
 
 #define COMPRESSOR_WHY                                                                                  \
-  "one record's latency chain (index stream, decode step, about 6,000 cycles stamped): its loads "      \
-  "issued about 1,200 cycles after the kernel starts, the pool about 1,600, the ordered RMS chain "     \
-  "about 870 and the FP4 transform about 1,000, on top of a graph launch whose empty kernel reads 2.5 " \
-  "us; the reference shares the numerics, so faster exps cut its time too (docs/SPEED.md, "             \
-  "seventeenth, twenty-first and twenty-second rounds)"
+  "one record's latency chain (index stream, decode step) on a launch floor: with the decode step "     \
+  "returning at once the line reads 3.3-3.5 us on an H100 and with only its loads 3.5-3.6; with no "    \
+  "pool, RMS chain or transform (angles, barriers and stores kept) 4.7, the 50x line's 4.6; the pool, "  \
+  "the 128-add RMS chain and the FP4 transform are the rest; the reference shares the numerics, so "    \
+  "faster exps cut its time too (docs/SPEED.md, twenty-second and thirty-eighth rounds; "                \
+  "ci/floor_trees.py)"
 #define ATTENTION_WHY                                                                                    \
-  "dependent passes, chained: the graph's first launch (about 2.8 us); at 640 candidates the scores "    \
-  "pass decoding its own rows (its first stage ready about 3.0 us in) and its chains (6.1 us), then two " \
-  "waits of about 1 us on the pass before and the softmax and values passes' compute (about 3.6 and "    \
-  "5.7-6.2 us, stamped); the values' 640-term ordered chains (two heads a thread) and the softmax's "    \
-  "640-add sum are serial; fewer candidates add a gather pass (docs/SPEED.md, nineteenth, thirty-fourth " \
-  "and thirty-seventh rounds)"
+  "three dependent passes, chained: with every pass only waiting and exiting the B = 1 line reads "      \
+  "4.5-4.8 us on an H100 (launch and hand-overs), the scores pass adds about 7.9 (decoding its own "     \
+  "rows and 640 x 64 chains of 512 terms), the softmax 3.9 (a 640-add ordered sum a row) and the "       \
+  "values 6.0 (640-term ordered chains, held by the SM's shared-memory pipe); fewer candidates add a "    \
+  "gather pass (docs/SPEED.md, nineteenth, thirty-seventh and thirty-eighth rounds; ci/floor_trees.py)"
 
 /*
 ** The issue's numbers ("Numbers it must reach"), at the shapes it names:
