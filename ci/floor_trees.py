@@ -4,7 +4,7 @@ where a bench line's time goes without stamps.
 
     ci/floor_trees.py DIR [NAME...]        make DIR/NAME for each (default: all)
     ci/floor_trees.py --list               the names and what each leaves out
-    ci/floor_trees.py --audit BITGATE DIR  also compile each tree (csa4.cu, csa128.cu)
+    ci/floor_trees.py --audit BITGATE DIR  also compile each tree's kernel files
 
 Each tree is today's device/kernels and oracle/numerics with a few source
 lines replaced, so its bytes are wrong: time it with `--no-check`, beside
@@ -106,9 +106,12 @@ def make(dir_, name):
     return tree
 
 
-def audit(bitgate, tree):
+def audit(bitgate, tree, edits):
+    """Compiles the kernel files the tree's edits reach: csa4.cu, and csa128.cu where a shared file changed."""
     env = dict(os.environ, BITGATE_KERNEL_TREE=os.path.abspath(tree))
-    for kernel in ("csa4.cu", "csa128.cu"):
+    files = {file for file, _, _ in edits}
+    shared = any(f.startswith("csa128") or f.startswith("csa_") for f in files)
+    for kernel in ("csa4.cu", "csa128.cu") if shared else ("csa4.cu",):
         run = subprocess.run([bitgate, "audit", "--kernel", kernel], env=env, capture_output=True, text=True)
         if run.returncode != 0 or "ok " + kernel not in run.stdout:
             fail("%s: %s does not compile:\n%s%s" % (os.path.basename(tree), kernel, run.stdout, run.stderr))
@@ -136,7 +139,7 @@ def main(argv):
     for name in names:
         tree = make(dir_, name)
         if bitgate:
-            audit(bitgate, tree)
+            audit(bitgate, tree, TREES[name][1])
         print("%s: %s" % (tree, TREES[name][0]))
     return 0
 
