@@ -218,6 +218,15 @@ int bench_csa_lines(const bench_opts *o);
 int bench_index_share_lines(const bench_opts *o);
 
 /*
+** The launch floor lines (bench_launch_floor.c): graphs of kernels that do
+** nothing, one empty kernel and the B = 1 attention's three passes, timed
+** on the GPU at hand, in the fast columns under the kernel "launch floor"
+** (REPORT_LAUNCH_FLOOR_KERNEL), recorded like every line.  No line without
+** a device.  An exit code: ENV when a device call fails.
+*/
+int bench_launch_floor_lines(const bench_opts *o);
+
+/*
 ** Shape i's label ("csa4 pos 65536, B=64", "IndexShare K=2048, heads 64,
 ** B=1"), the text --filter matches, into label; 0 when there is no shape i.
 ** The line functions name their shapes with these too.

@@ -58,9 +58,16 @@ static const char bench_help[] =
     "Columns: speedup = reference / fast; floor = the larger of the FP32 work at\n"
     "33.5 T instructions/s and the bytes at 4.8 TB/s (an H200); 'of floor' =\n"
     "floor / fast.  --variant fast or reference times one of them only.\n"
+    "With a GPU the table opens with two 'launch floor' lines, in the fast\n"
+    "columns: graphs of kernels that do nothing, timed the same way on the GPU\n"
+    "at hand (one empty kernel; the B = 1 attention's three passes, launched as\n"
+    "it launches them, each only waiting for the one before).  A line's time is\n"
+    "its launches' floor plus its kernels' work; the floor moves from card to\n"
+    "card and host to host.\n"
     "Under the table, each line that issue 8 sets a target for gets a verdict:\n"
     "the target (a ceiling on fast's median, or a floor on the speedup, which\n"
-    "needs --variant both), the figure, and 'reached' or how far off and why.\n"
+    "needs --variant both), the figure, and 'reached' or how far off and why;\n"
+    "after the reasons, which quote one card's figures, this GPU's launch floors.\n"
     "--filter GLOB keeps the shapes whose label matches: 'csa128 pos 4096, B=1',\n"
     "'csa4 pos 65536, B=64', 'IndexShare K=2048, heads 128, B=1', ...; one that\n"
     "keeps no shape is exit 2, naming them all.\n\n"
@@ -372,7 +379,8 @@ int cmd_bench(int argc, char **argv) {
   o.targets = exploring ? NULL : &targets;
   kernel_sources_print_origin(stdout, "");
   bench_print_header();
-  status = bench_csa_lines(&o);
+  status = bench_launch_floor_lines(&o);
+  status = worse(status, bench_csa_lines(&o));
   status = worse(status, bench_index_share_lines(&o));
   if (!ses.have_device) {
     printf("device figures need a GPU: %s\n", ses.device_reason);

@@ -132,6 +132,12 @@ void report_target_log_add(report_target_log *log, const char *kernel, const cha
   char line[sizeof log->line[0] - 8];
   const char *why;
   int k;
+  if (!strcmp(kernel, REPORT_LAUNCH_FLOOR_KERNEL) && have_fast) {
+    const size_t used = strlen(log->floors);
+    if (used < sizeof log->floors)
+      snprintf(log->floors + used, sizeof log->floors - used, "%s%s %.1f us", used ? "; " : "", shape, fast_us);
+    return;
+  }
   if (!report_target_verdict(kernel, shape, have_fast, fast_us, have_ref, ref_us, line, sizeof line, &why)) return;
   if (log->n == REPORT_TARGET_LOG_MAX) {
     log->dropped++;
@@ -154,6 +160,8 @@ void report_target_log_print(const report_target_log *log, FILE *out) {
   if (log->dropped) fprintf(out, "  (%d more lines had targets; the first %d are shown)\n", log->dropped, log->n);
   if (log->n_why) fprintf(out, "why short:\n");
   for (i = 0; i < log->n_why; i++) fprintf(out, "  [%d] %s\n", i + 1, log->why[i]);
+  if (log->n_why && log->floors[0]) /* the reasons quote one card's floors; these are this GPU's */
+    fprintf(out, "  this GPU's launch floors (the launch floor lines): %s\n", log->floors);
 }
 
 /* ---- from a results database ---------------------------------------------------------- */

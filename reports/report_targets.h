@@ -91,13 +91,26 @@ typedef struct report_target_log {
   char line[REPORT_TARGET_LOG_MAX][512];
   const char *why[REPORT_TARGET_LOG_MAX];
   int n, dropped, n_why;
+  char floors[256]; /* the launch floor lines' figures, "shape us; ...", for under the reasons */
 } report_target_log;
 
-/* Adds the line's verdict to log when a target applies. */
+/*
+** The kernel column of the bench's launch floor lines (harness/bench.h,
+** bench_launch_floor_lines): graphs of kernels that do nothing, timed on the
+** GPU at hand.  They have no target; the log keeps their figures and prints
+** them under the reasons, whose figures are one card's.
+*/
+#define REPORT_LAUNCH_FLOOR_KERNEL "launch floor"
+
+/* Adds the line's verdict to log when a target applies (a launch floor line's figure to log->floors). */
 void report_target_log_add(report_target_log *log, const char *kernel, const char *shape, int have_fast,
                           double fast_us, int have_ref, double ref_us);
 
-/* Prints "targets (issue 8): ..." and the verdicts to out, or nothing for an empty log. */
+/*
+** Prints "targets (issue 8): ..." and the verdicts to out, or nothing for an
+** empty log; after the reasons, when a target was missed and launch floor
+** lines were added, this GPU's launch floors.
+*/
 void report_target_log_print(const report_target_log *log, FILE *out);
 
 /*

@@ -524,6 +524,38 @@ Test(cli, bench_exploration_options_say_so_and_refuse_bad_lists) {
 }
 
 /*
+** The launch floor lines: none without a GPU (there is nothing to time).  On
+** one, both open the table with a figure, the three chained passes' above the
+** one empty kernel's; they are recorded, and printed again after the reasons
+** of a missed target (the B = 1 attention's), from the run and from --db.
+*/
+Test(cli, bench_opens_with_the_launch_floor_lines_on_a_gpu) {
+  outcome *o;
+  const char *one, *passes, *under;
+  double one_us = 0, passes_us = 0;
+  if (strstr(RUN(NULL, "--version")->out, "gpu none")) {
+    o = RUN(tmp, "bench", "--variant", "fast", "--filter", "csa128 pos 4096, B=1");
+    cr_expect_eq(o->status, 0, "%s", o->err);
+    cr_expect(!strstr(o->out, "launch floor") && strstr(o->out, "device figures need a GPU"), "%s", o->out);
+    return;
+  }
+  o = RUN(tmp, "bench", "--variant", "fast", "--filter", "csa4 pos 4096, B=1", "--db", "floor.db");
+  cr_assert_eq(o->status, 0, "%s", o->err);
+  one = strstr(o->out, "\nlaunch floor                one empty kernel         ");
+  passes = strstr(o->out, "\nlaunch floor                attention passes, B=1    ");
+  cr_assert(one && passes && one < passes && passes < strstr(o->out, "csa4 state copy"), "%s", o->out);
+  cr_expect_eq(sscanf(one + 54, "%lf", &one_us), 1, "%.120s", one);
+  cr_expect_eq(sscanf(passes + 54, "%lf", &passes_us), 1, "%.120s", passes);
+  cr_expect(one_us > 0.5 && passes_us > one_us, "one kernel %.2f us, three passes %.2f us", one_us, passes_us);
+  under = strstr(o->out, "this GPU's launch floors (the launch floor lines): one empty kernel ");
+  cr_expect(under && under > strstr(o->out, "why short:") && strstr(under, "; attention passes, B=1 "), "%s",
+            o->out);
+  o = RUN(tmp, "bench", "--targets", "--db", "floor.db");
+  cr_expect(o->status == 0 && strstr(o->out, "this GPU's launch floors (the launch floor lines): one empty kernel "),
+            "%d: %s", o->status, o->out);
+}
+
+/*
 ** --loops: refused with options it does not take; without a GPU exit 3
 ** saying why.  On a GPU every probe posts a figure, and the values pass's
 ** two-head loop (csa_weighted_pair_in_order) planted to subtract leaves

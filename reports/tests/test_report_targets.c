@@ -146,6 +146,43 @@ Test(report_targets, the_log_keeps_verdicts_in_line_order_and_counts_what_it_dro
   cr_expect_eq(log.dropped, 2);
 }
 
+/* The log's text as report_target_log_print writes it, malloc'd. */
+static char *log_text(const report_target_log *log) {
+  char *text = NULL;
+  size_t n = 0;
+  FILE *out = open_memstream(&text, &n);
+  cr_assert_not_null(out);
+  report_target_log_print(log, out);
+  cr_assert_eq(fclose(out), 0);
+  return text;
+}
+
+Test(report_targets, launch_floor_lines_print_under_the_reasons_and_get_no_verdict) {
+  static report_target_log log;
+  char *t;
+  memset(&log, 0, sizeof log);
+  report_target_log_add(&log, REPORT_LAUNCH_FLOOR_KERNEL, "one empty kernel", 1, 2.98, 0, 0);
+  report_target_log_add(&log, REPORT_LAUNCH_FLOOR_KERNEL, "attention passes, B=1", 1, 4.31, 0, 0);
+  report_target_log_add(&log, REPORT_LAUNCH_FLOOR_KERNEL, "not measured", 0, 0, 0, 0);
+  cr_expect_eq(log.n, 0, "a floor line has no target");
+  t = log_text(&log);
+  cr_expect_str_empty(t, "no verdict, so nothing prints: %s", t);
+  free(t);
+  report_target_log_add(&log, "csa4 sink attention", "pos 4096, B=1", 1, 19.5, 0, 0);
+  t = log_text(&log);
+  cr_expect_null(strstr(t, "launch floors"), "every target reached: no reasons, no floors: %s", t);
+  free(t);
+  report_target_log_add(&log, "csa4 sink attention", "pos 65536, B=1", 1, 22.5, 0, 0);
+  t = log_text(&log);
+  cr_expect_not_null(
+      strstr(t, "why short:\n  [1] three dependent passes"), "%s", t);
+  cr_expect_not_null(strstr(t, "\n  this GPU's launch floors (the launch floor lines): one empty kernel 3.0 us; "
+                               "attention passes, B=1 4.3 us\n"),
+                     "after the reasons, the floors measured, in line order: %s", t);
+  cr_expect_null(strstr(t, "not measured"), "a floor line without a figure is left out: %s", t);
+  free(t);
+}
+
 /* ---- bitgate bench --targets: from a results database -------------------------------- */
 
 static char g_db[512];
@@ -155,7 +192,7 @@ static store_bench_row figure(const char *kernel, const char *shape, const char 
   return bench_fixture_figure(kernel, shape, variant, "held", median_us);
 }
 
-/* Run 1: an older build; run 2, the latest: both variants of the index compressor, the attention fast only. */
+/* Run 1: an older build; run 2, the latest: a launch floor, both variants of the index compressor, the attention fast only. */
 static void targets_db_setup(void) {
   char err[1024];
   store *s = NULL;
@@ -165,11 +202,12 @@ static void targets_db_setup(void) {
   bench_fixture_run(s, "aaaa1111", "kh",
                     (store_bench_row[]){figure("csa4 sink attention", "pos 65536, B=1", "fast", 42.4)}, 1);
   bench_fixture_run(s, "bbbb2222", "kh",
-                    (store_bench_row[]){figure("csa4 state copy", "pos 65536, B=1", "fast", 88.9),
+                    (store_bench_row[]){figure(REPORT_LAUNCH_FLOOR_KERNEL, "one empty kernel", "fast", 3.04),
+                                        figure("csa4 state copy", "pos 65536, B=1", "fast", 88.9),
                                         figure("csa4 index-key compression", "pos 65536, B=1", "fast", 6.5),
                                         figure("csa4 index-key compression", "pos 65536, B=1", "reference", 295.2),
                                         figure("csa4 sink attention", "pos 65536, B=1", "fast", 30.4)},
-                    4);
+                    5);
   store_close(s);
 }
 
@@ -191,7 +229,9 @@ static char *targets_text(const char *run_spec) {
 Test(targets_db, the_latest_run_pairs_both_variants_of_a_line) {
   char *t = targets_text(NULL);
   cr_expect_not_null(strstr(t, "bench run 2 of "), "%s", t);
-  cr_expect_not_null(strstr(t, "3 lines, 2 with a target"), "%s", t);
+  cr_expect_not_null(strstr(t, "4 lines, 2 with a target"), "%s", t);
+  cr_expect_not_null(strstr(t, "this GPU's launch floors (the launch floor lines): one empty kernel 3.0 us\n"),
+                     "the recorded floor under the reasons: %s", t);
   cr_expect_not_null(strstr(t, "csa4 index-key compression, pos 65536, B=1: 45.4x, short by 1.10x (50x is 5.9 us) [1]"),
                      "%s", t);
   cr_expect_not_null(strstr(t, "csa4 sink attention, pos 65536, B=1: 30.4 us, 10.4 us over (1.52x) [2]"), "%s", t);
@@ -247,7 +287,7 @@ static char *render(const char *run_spec, char format) {
 Test(targets_db, the_html_report_of_a_bench_run_shows_figures_verdicts_and_trend) {
   char *t = render("latest", 'h');
   cr_expect_not_null(strstr(t, "<a href=\"#bench\">Bench</a>"), "the nav links the section");
-  cr_expect_not_null(strstr(t, "<h2>Bench figures (3 lines, timing held)</h2>"), "%.2000s", t);
+  cr_expect_not_null(strstr(t, "<h2>Bench figures (4 lines, timing held)</h2>"), "%.2000s", t);
   cr_expect_not_null(strstr(t, "<td class=\"n\">6.5 / 6.4</td><td class=\"n\">295.2 / 295.1</td>"
                                "<td class=\"n\">45.4x</td>"),
                      "both variants of the compressor, min 0.1 below");
