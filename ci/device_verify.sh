@@ -7,7 +7,7 @@
 # under $OUT/verify (default ./verify-logs) and is packed into verify.tgz,
 # so whatever finished comes back even when the call is cut short.
 #
-#   1. the GPU tests but the two-minute hang test          (limit 120 s)
+#   1. the GPU tests but the two-minute hang test          (limit 200 s)
 #   2. the gate, every lane, fast variant, 4 workers       (limit 120 s)
 #   3. bitgate bench, both variants: ratio 128             (limit 150 s)
 #   4.   ratio 4 at 4K                                     (limit 100 s)
@@ -52,7 +52,7 @@ source "$(dirname "$0")/device_mps.sh" # mps_start, mps_stop
 
 for s in $steps; do
   case $s in
-  1) step ctest_gpu 120 ctest --test-dir build -L gpu -E worker --output-on-failure ;;
+  1) step ctest_gpu 200 ctest --test-dir build -L gpu -E worker --output-on-failure ;;
   2) step gate_fast_j4 120 build/bitgate run --suite gate --jobs 4 --db "$db/gate.db" ;;
   3) bench bench_csa128 150 both 'csa128*' ;;
   4) bench bench_csa4_4k 100 both 'csa4 pos 4096*' ;;
