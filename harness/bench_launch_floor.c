@@ -21,7 +21,6 @@
 **                           line is that attention with its work left out.
 */
 #include "device/csa_device_common.h"
-#include "device/kernels/csa_attention_abi.h"
 #include "harness/bench.h"
 #include "harness/exit_codes.h"
 #include "reports/report_targets.h"
@@ -56,19 +55,20 @@ static int launch_empty(device_runtime *rt, void *kernel) {
   return device_runtime_launch(rt, kernel, "bench_floor_empty", 1, 32, no_args);
 }
 
-/* The B = 1 attention's passes as the plan launches them, each bench_floor_pass. */
+/*
+** The B = 1 attention's passes, each bench_floor_pass, through the launcher
+** the attention itself uses (its plan's grids, chaining and reserved shared
+** memory).  Its early-release mask is an argument the floor kernel does not
+** take: at B = 1 the plan releases the scores and softmax passes early, as
+** bench_floor_pass always does, and nothing follows the values pass.
+*/
 static int launch_passes(device_runtime *rt, void *kernel) {
-  csa_attn_launch plan[CSA_ATTN_PASSES];
-  int i;
-  csa_device_attention_plan(1, FLOOR_HEADS, FLOOR_CANDIDATES, plan);
-  for (i = 0; i < CSA_ATTN_PASSES; i++) {
-    const unsigned how =
-        (plan[i].chained ? DEVICE_LAUNCH_CHAINED : 0u) | (plan[i].sm_alone ? DEVICE_LAUNCH_SM_ALONE : 0u);
-    if (!plan[i].blocks) continue;
-    if (device_runtime_launch_as(rt, kernel, "bench_floor_pass", plan[i].blocks, plan[i].threads, no_args, how))
-      return 1;
-  }
-  return 0;
+  static const int one_kernel[CSA_ATTN_PASSES][CSA_TILINGS]; /* every pass and tiling: kernels[0] */
+  void *const kernels[] = {kernel};
+  const char *const names[] = {"bench_floor_pass"};
+  unsigned early = 0;
+  void *args[] = {&early}; /* the passes' last argument, by the launcher's convention; unread here */
+  return csa_device_launch_attention(rt, kernels, names, one_kernel, 1, FLOOR_HEADS, FLOOR_CANDIDATES, args, &early);
 }
 
 /* One line: the kernel found, the graph captured and timed, the line emitted. 0, or -1 with err. */
