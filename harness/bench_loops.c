@@ -83,7 +83,7 @@ static void resident_sums(const float *q, const float *k, int n, int reps, float
   }
 }
 
-/* Thread 0's sum of n exps, reps times on one chain. */
+/* The sum of n exps, reps times on one chain (the segmented probe: reps 1). */
 static void softmax_sums(const float *w, const float *unused, int n, int reps, float *out) {
   float sum = 0.0f;
   int r, i;
@@ -113,7 +113,9 @@ static const loop_probe probes[BENCH_LOOP_PROBES] = {
     VALUE_PROBE("values adds in registers, one warp", "loop_probe_add_chain", 1, 32, 1, add_chain_sums),
     SCORES("scores stage (narrow resident pass, its 4 chain warps)", 80, 128),
     SCORES("scores stage, one warp alone", 1, 32),
-    {"loop_probe_softmax_sum", "softmax sum (softmax pass, thread 0)", 64, 256, 640, 1, 640, 1, 0, softmax_sums},
+    {"loop_probe_softmax_segments", "softmax sum (softmax pass, a segment a warp)", 64, 256, 640, 1, 640, 1, 0,
+     softmax_sums},
+    {"loop_probe_softmax_sum", "softmax sum, one thread (rows over 1,024)", 64, 256, 640, 1, 640, 1, 0, softmax_sums},
     /* a candidate for the values pass (loop_probe.cu says what it changes) */
     VALUES("candidate: values staged transposed", "loop_probe_values_transposed", 128, 256),
 };

@@ -28,7 +28,7 @@ typedef struct bench_loop_figure {
   char mismatch[160];       /* the first difference, when checked is 0 */
 } bench_loop_figure;
 
-#define BENCH_LOOP_PROBES 9
+#define BENCH_LOOP_PROBES 10
 
 /*
 ** Runs every probe `runs` times (>= 1) on rt and fills fig[0..BENCH_LOOP_PROBES).
