@@ -113,11 +113,10 @@ static const loop_probe probes[BENCH_LOOP_PROBES] = {
     VALUE_PROBE("values adds in registers, one warp", "loop_probe_add_chain", 1, 32, 1, add_chain_sums),
     SCORES("scores stage (narrow resident pass, its 4 chain warps)", 80, 128),
     SCORES("scores stage, one warp alone", 1, 32),
-    {"loop_probe_softmax_segments", "softmax sum (softmax pass, a segment a warp)", 64, 256, 640, 1, 640, 1, 0,
-     softmax_sums},
-    {"loop_probe_softmax_sum", "softmax sum, one thread (rows over 1,024)", 64, 256, 640, 1, 640, 1, 0, softmax_sums},
-    /* a candidate for the values pass (loop_probe.cu says what it changes) */
+    {"loop_probe_softmax_sum", "softmax sum (softmax pass, thread 0)", 64, 256, 640, 1, 640, 1, 0, softmax_sums},
+    /* candidates for the values pass and the softmax's sum (loop_probe.cu says what each changes) */
     VALUES("candidate: values staged transposed", "loop_probe_values_transposed", 128, 256),
+    {"loop_probe_softmax_segments", "candidate: softmax sum in segments", 64, 256, 640, 1, 640, 1, 0, softmax_sums},
 };
 
 /* Bits of the first sum of any block that differs from the C sums, into fig->mismatch; 1 when none. */

@@ -29,10 +29,10 @@
 **   csa_attn_softmax  a block per output row: m = max (nx_maxf, reduced
 **                     across the block: order-free), w_c = nx_expf(score -
 **                     m) a thread each, den = the w_c summed over c
-**                     ascending (a segment a warp, each from guesses
-**                     of its start, ordered_sum_block.h; or by thread 0,
-**                     CSA_SOFTMAX_BATCH at a time, for a long row), +
-**                     nx_expf(sink - m),
+**                     ascending by thread 0 from shared memory (a round
+**                     of 224 while the other warps take the next round's
+**                     exps, or CSA_SOFTMAX_BATCH at a time for a long
+**                     row), + nx_expf(sink - m),
 **                     p_c = w_c / den in parallel (nx_expf is a chain
 **                     of some 25 double operations: a warp per row left
 **                     640 of them to 32 lanes).  m == -inf makes every weight
@@ -68,7 +68,6 @@
 #include "csa_attention_abi.h"
 #include "csa_attention_staging.h"
 #include "ordered_sum.h"
-#include "ordered_sum_block.h"
 
 #define CSA_TILE_WARPS (CSA_TILE_THREADS / 32)
 #define CSA_GATHER_RUNS (CSA_ATTN_DIM / 32)                                   /* runs of 32 dims a row: 16 */
@@ -150,6 +149,77 @@ static __device__ __forceinline__ float csa_sum_in_order(const float *x, int n, 
 }
 
 /*
+** The pipelined softmax of a row whose stride is at most
+** CSA_SOFTMAX_PIPE_MAX (B = 1: 640): warp 0 sums, the other warps (the
+** producers, thread p of them) hold the scores of candidates p + 224 j
+** and take their exps a round j at a time, candidate order within the
+** round, each round staged to batch and released on named barrier 1 + j.
+** Thread 0 adds a round while the producers take the next one's exps, so
+** the exps of every round but the first are off the sum's chain (docs/
+** SPEED.md, thirty-third round).
+*/
+#define CSA_SOFTMAX_PRODUCERS (CSA_TILE_THREADS - 32)
+#define CSA_SOFTMAX_PIPE_HELD 4
+#define CSA_SOFTMAX_PIPE_MAX (CSA_SOFTMAX_PRODUCERS * CSA_SOFTMAX_PIPE_HELD)
+static_assert(CSA_SOFTMAX_PIPE_MAX <= CSA_SOFTMAX_BATCH && CSA_SOFTMAX_PIPE_HELD < 16, "one batch, named barriers 1..");
+static_assert(CSA_SOFTMAX_PRODUCERS % 4 == 0, "each round 16-byte aligned in batch");
+
+/* Producer p's scores (-inf past the stride): its candidates p + CSA_SOFTMAX_PRODUCERS j. */
+static __device__ __forceinline__ float csa_softmax_pipe_load(const csa_attention_row *r, int p, float *held) {
+  float m = csa_neg_inf();
+  int j;
+#pragma unroll
+  for (j = 0; j < CSA_SOFTMAX_PIPE_HELD; j++) {
+    const long long c = p + CSA_SOFTMAX_PRODUCERS * j;
+    held[j] = c < r->stride ? r->scores[c] : csa_neg_inf();
+    m = nx_maxf(m, held[j]);
+  }
+  return m;
+}
+
+/*
+** The row's exps, den (published in *den) and probabilities, m its max
+** (not -inf).  The weights as csa_attn_softmax's batches leave them: p_c
+** for a live c < count, w_c (-inf: dead) elsewhere up to the stride.
+*/
+static __device__ __forceinline__ void csa_softmax_pipe_row(const csa_attention_row *r, float m, float *held,
+                                                            float *batch, float *den) {
+  const int tid = threadIdx.x, rounds = (int)((r->stride + CSA_SOFTMAX_PRODUCERS - 1) / CSA_SOFTMAX_PRODUCERS);
+  int j;
+  if (tid < 32) {
+    const float sink_w = nx_expf(r->sink - m); /* while the producers take the first round */
+    float sum = 0.0f;
+    for (j = 0; j < rounds; j++) {
+      const int n = (int)csa_min_ll(CSA_SOFTMAX_PRODUCERS, csa_max_ll(r->count - CSA_SOFTMAX_PRODUCERS * j, 0));
+      csa_bar_sync(1 + j, CSA_TILE_THREADS);
+      if (tid == 0) sum = csa_sum_in_order(batch + CSA_SOFTMAX_PRODUCERS * j, n, sum); /* c ascending */
+    }
+    if (tid == 0) *den = sum + sink_w;
+  } else {
+    const int p = tid - 32;
+#pragma unroll
+    for (j = 0; j < CSA_SOFTMAX_PIPE_HELD; j++) {
+      const long long c = p + CSA_SOFTMAX_PRODUCERS * j;
+      float e = 0.0f; /* a dead candidate adds +0: see csa_attn_softmax */
+      if (j >= rounds) break; /* block-uniform */
+      if (c < r->stride && !nx_csa_is_neg_inf(held[j])) held[j] = nx_expf(held[j] - m), e = held[j];
+      batch[c] = e;
+      csa_bar_arrive(1 + j, CSA_TILE_THREADS);
+    }
+  }
+  __syncthreads(); /* den */
+  if (tid >= 32) {
+    const int p = tid - 32;
+#pragma unroll
+    for (j = 0; j < CSA_SOFTMAX_PIPE_HELD; j++) {
+      const long long c = p + CSA_SOFTMAX_PRODUCERS * j;
+      if (c >= r->stride) break;
+      r->weights[c] = c < r->count && !nx_csa_is_neg_inf(held[j]) ? held[j] / *den : held[j];
+    }
+  }
+}
+
+/*
 ** A longer row's exps, CSA_SOFTMAX_BATCH at a time, each batch summed by
 ** thread 0 from shared memory in candidate order while the sink's exp is
 ** taken by another warp; then the probabilities, each thread rereading
@@ -188,76 +258,10 @@ static __device__ __forceinline__ void csa_softmax_batched_row(const csa_attenti
 }
 
 /*
-** The softmax of a row of at most CSA_SOFTMAX_SEG_MAX candidates with its
-** sum taken in segments, one a warp (ordered_sum_block.h): thread (w, l)
-** holds the scores of candidates w * seg + l + 32 j, seg the row's stride
-** over the warps, rounded up to whole float4s.
-*/
-#define CSA_SOFTMAX_SEG_HELD 4
-#define CSA_SOFTMAX_SEG_MAX (CSA_TILE_THREADS * CSA_SOFTMAX_SEG_HELD)
-static_assert(CSA_TILE_WARPS == ORDERED_BLOCK_WARPS && CSA_SOFTMAX_SEG_MAX <= CSA_SOFTMAX_BATCH,
-              "a segment a warp, all in batch");
-
-static __device__ __forceinline__ int csa_softmax_seg_len(long long stride) {
-  return (int)((stride + 4 * CSA_TILE_WARPS - 1) / (4 * CSA_TILE_WARPS)) * 4;
-}
-
-/* This thread's scores (-inf past the stride or its segment) and their max. */
-static __device__ __forceinline__ float csa_softmax_seg_load(const csa_attention_row *r, int seg, float *held) {
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  float m = csa_neg_inf();
-  int j;
-#pragma unroll
-  for (j = 0; j < CSA_SOFTMAX_SEG_HELD; j++) {
-    const int k = lane + 32 * j;
-    const long long c = (long long)warp * seg + k;
-    held[j] = k < seg && c < r->stride ? r->scores[c] : csa_neg_inf();
-    m = nx_maxf(m, held[j]);
-  }
-  return m;
-}
-
-/*
-** The row's exps, den (published in *den) and probabilities, m its max
-** (not -inf), as csa_softmax_batched_row leaves them.  A candidate past
-** count enters the sum as +0, as a dead one does.
-*/
-static __device__ __forceinline__ void csa_softmax_seg_row(const csa_attention_row *r, float m, int seg, float *held,
-                                                           float *batch, float *den, ordered_block_scratch *scratch) {
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  const float sink_w = threadIdx.x == 0 ? nx_expf(r->sink - m) : 0.0f; /* beside the row's exps */
-  double mine = 0.0;
-  float sum;
-  int j;
-#pragma unroll
-  for (j = 0; j < CSA_SOFTMAX_SEG_HELD; j++) {
-    const int k = lane + 32 * j;
-    const long long c = (long long)warp * seg + k;
-    float e = 0.0f;
-    if (c < r->stride && !nx_csa_is_neg_inf(held[j])) {
-      held[j] = nx_expf(held[j] - m);
-      if (c < r->count) e = held[j];
-    }
-    if (k < seg) batch[c] = e;
-    mine += e;
-  }
-  sum = ordered_block_sum(batch, seg, mine, scratch);
-  if (threadIdx.x == 0) *den = sum + sink_w;
-  __syncthreads(); /* den */
-#pragma unroll
-  for (j = 0; j < CSA_SOFTMAX_SEG_HELD; j++) {
-    const int k = lane + 32 * j;
-    const long long c = (long long)warp * seg + k;
-    if (k < seg && c < r->stride)
-      r->weights[c] = c < r->count && !nx_csa_is_neg_inf(held[j]) ? held[j] / *den : held[j];
-  }
-}
-
-/*
 ** Pass 2.  A block per output row, block-stride: the max reduced across the
 ** block (order-free), then the exps, their sum and the probabilities: a
-** row of at most CSA_SOFTMAX_SEG_MAX candidates with its sum in segments
-** (csa_softmax_seg_row), a longer one in batches (csa_softmax_batched_row).
+** row of at most CSA_SOFTMAX_PIPE_MAX candidates pipelined
+** (csa_softmax_pipe_row), a longer one in batches (csa_softmax_batched_row).
 ** A dead candidate enters the sum as +0 rather than being skipped: the sum
 ** starts at +0 and every exp is >= +0 (or NaN), so it is never -0, and
 ** adding +0 leaves it as it is.
@@ -267,20 +271,18 @@ static __device__ void csa_attn_softmax(const RowAt &row_at, long long rows) {
   __shared__ float wmax[CSA_TILE_WARPS];
   __shared__ __align__(16) float batch[CSA_SOFTMAX_BATCH];
   __shared__ float den, sink_w;
-  __shared__ ordered_block_scratch scratch;
   const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
   long long row;
   for (row = blockIdx.x; row < rows; row += gridDim.x) {
     csa_attention_row r;
-    float m = csa_neg_inf(), held[CSA_SOFTMAX_SEG_HELD];
+    float m = csa_neg_inf(), held[CSA_SOFTMAX_PIPE_HELD];
     long long c;
-    int off, i, seg, segmented;
+    int off, i, pipelined;
     row_at(row, &r);
     csa_chain_wait();
-    seg = csa_softmax_seg_len(r.stride);
-    segmented = r.stride <= CSA_SOFTMAX_SEG_MAX; /* block-uniform */
-    if (segmented) {
-      m = csa_softmax_seg_load(&r, seg, held);
+    pipelined = r.stride <= CSA_SOFTMAX_PIPE_MAX; /* block-uniform */
+    if (pipelined) {
+      if (tid >= 32) m = csa_softmax_pipe_load(&r, tid - 32, held);
     } else {
       for (c = tid; c < r.stride; c += CSA_TILE_THREADS) m = nx_maxf(m, r.scores[c]);
     }
@@ -293,7 +295,7 @@ static __device__ void csa_attn_softmax(const RowAt &row_at, long long rows) {
       for (c = tid; c < r.stride; c += CSA_TILE_THREADS) r.weights[c] = csa_neg_inf();
       continue;
     }
-    if (segmented) csa_softmax_seg_row(&r, m, seg, held, batch, &den, &scratch);
+    if (pipelined) csa_softmax_pipe_row(&r, m, held, batch, &den);
     else csa_softmax_batched_row(&r, m, batch, &den, &sink_w);
   }
 }

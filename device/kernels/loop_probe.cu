@@ -30,21 +30,18 @@
 **                             csa_resident_stage over the 32 staged dims.
 **                             a = q [32][32], b = k [16][32]; n unused.
 **                             Four sums a thread.
-**   loop_probe_softmax_sum    the softmax pass's thread 0 sum of a row
-**                             over 1,024 candidates: csa_sum_in_order over
-**                             n <= 1,024 staged exps.  a = w [n]; b unused.
-**                             One sum a block.
-**   loop_probe_softmax_segments the softmax pass's sum of a shorter row (B =
-**                             1): ordered_block_sum, a segment a warp, over
-**                             the same n <= 1,024 exps padded as the pass
-**                             pads them, the whole block's call stamped
-**                             (its two barriers in it).  256 threads; the
-**                             sum restarts from +0 each rep.  One sum a
-**                             block.
+**   loop_probe_softmax_sum    the softmax pass's thread 0 sum:
+**                             csa_sum_in_order over n <= 1,024 staged exps.
+**                             a = w [n]; b unused.  One sum a block.
 **
-** Below them, a candidate shape of the values loop (the values staged
-** transposed), on the same operands, checked the same way.
+** Below them, candidates, checked the same way: a shape of the values loop
+** (the values staged transposed), on the same operands; and
+** loop_probe_softmax_segments, the softmax's sum taken a segment a
+** half-warp (ordered_sum_block.h) over the softmax probe's exps, padded to
+** whole segments, the whole block's call stamped (its barrier in it).  256
+** threads; the sum restarts from +0 each rep.  One sum a block.
 */
+#include "ordered_sum_block.h"
 #include "csa_attention_abi.h"
 #include "numerics.h"
 #include "nx_csa.h"
@@ -161,22 +158,17 @@ extern "C" __global__ void loop_probe_softmax_segments(const float *a, const flo
                                                        long long *cycles) {
   __shared__ __align__(16) float batch[CSA_SOFTMAX_BATCH];
   __shared__ ordered_block_scratch scratch;
-  const int seg = csa_softmax_seg_len(n), lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  double mine = 0.0;
+  const int seg = (n + 4 * ORDERED_BLOCK_SEGMENTS - 1) / (4 * ORDERED_BLOCK_SEGMENTS) * 4;
   float sum = 0.0f;
   long long t0;
-  int k, r;
+  int i, r;
   (void)b;
-  for (k = lane; k < seg; k += 32) {
-    const int i = warp * seg + k;
-    batch[i] = i < n ? a[i] : 0.0f;
-    mine += batch[i];
-  }
+  for (i = threadIdx.x; i < ORDERED_BLOCK_SEGMENTS * seg; i += blockDim.x) batch[i] = i < n ? a[i] : 0.0f;
   __syncthreads();
   t0 = clock64();
   for (r = 0; r < reps; r++) {
-    sum = ordered_block_sum(batch, seg, mine, &scratch);
-    __syncthreads(); /* thread 0 is done with the scratch */
+    sum = ordered_block_sum(batch, seg, &scratch);
+    __syncthreads(); /* warp 0 is done with the scratch */
   }
   if (threadIdx.x) return;
   cycles[blockIdx.x] = clock64() - t0;

@@ -23,7 +23,7 @@
 #define PROBE_FILE "ordered_sum_probe.cu"
 #define PROBE_KERNEL "ordered_sum_probe"
 #define PROBE_ROW 1024   /* ORDERED_PROBE_ROW */
-#define PROBE_THREADS 256 /* 32 * ORDERED_BLOCK_WARPS */
+#define PROBE_THREADS 256 /* a segment a warp to fill */
 
 typedef enum row_kind { ROW_SIMILAR, ROW_ABSORBED, ROW_NAN, ROW_ZEROS, ROW_SUBNORMAL, ROW_SPREAD } row_kind;
 
