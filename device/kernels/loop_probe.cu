@@ -41,13 +41,13 @@
 ** whole segments, the whole block's call stamped (its barrier in it).  256
 ** threads; the sum restarts from +0 each rep.  One sum a block.
 */
-#include "ordered_sum_block.h"
 #include "csa_attention_abi.h"
 #include "numerics.h"
 #include "nx_csa.h"
 #include "csa_kernel_common.h"
 #include "csa_sink_attention.h"
 #include "csa_attention_tiles.h"
+#include "ordered_sum_block.h"
 
 /* acc + p.x * v0 + ... + p.w * v3, one term at a time: one head's chain, four terms of it. */
 static __device__ __forceinline__ float probe_weighted4(float acc, float4 p, float v0, float v1, float v2,

@@ -4,10 +4,10 @@
 ** whatever the gate's cases happen to reach (device/tests/test_ordered_sum.c).
 **
 ** ordered_sum_probe: block b sums row b, x[b * ORDERED_PROBE_ROW ..], n[b]
-** terms (at most ORDERED_PROBE_ROW), padded with +0 to whole segments as the
-** softmax pads its rows; thread 0 writes the sum to sum[b] and the segments
-** it added itself to missed[b].  Launched with 256 threads a block (a
-** segment's terms a warp to fill, as the softmax fills them).
+** terms (at most ORDERED_PROBE_ROW), padded with +0 to whole segments;
+** thread 0 writes the sum to sum[b] and the number of segments warp 0 added
+** itself to missed[b].  Launched with 256 threads a block: warp w fills
+** segment w.
 */
 #include "ordered_sum_block.h"
 

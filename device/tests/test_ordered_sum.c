@@ -1,10 +1,11 @@
 /*
 ** test_ordered_sum.c: ordered_block_sum (device/kernels/ordered_sum_block.h),
-** the softmax's in-order denominator taken a segment a warp, through
+** an in-order float sum taken a segment a half-warp from guesses of each
+** segment's start (the softmax's denominator is such a sum), through
 ** ordered_sum_probe.cu, against a plain left-to-right float loop here.
 **
 ** Its answer must be the loop's, bit for bit, on either path: a segment
-** whose true start is one of the warp's guesses (the common case: terms of
+** whose true start is one of its guesses (the common case: terms of
 ** similar size, checked to need no fallback at all) and a segment it adds
 ** again from the true start (tiny terms after a large one, which the
 ** ordered sum absorbs while the estimate does not: checked to fall back).
