@@ -128,27 +128,6 @@ static __device__ void csa_attn_gather(const RowAt &row_at, const csa_cursor *cu
 }
 
 /*
-** sum + x[0] + x[1] + ... + x[n - 1], in that order, x 16-byte aligned: the
-** next eight terms are loaded while the last eight are added, so that the
-** chain waits on its adds, not on shared-memory loads.
-*/
-static __device__ __forceinline__ float csa_sum_in_order(const float *x, int n, float sum) {
-  int i = 0;
-  if (n >= 8) {
-    float4 a = *(const float4 *)x, b = *(const float4 *)(x + 4);
-    for (i = 8; i + 8 <= n; i += 8) {
-      const float4 next_a = *(const float4 *)(x + i), next_b = *(const float4 *)(x + i + 4);
-      sum = ordered_add4(ordered_add4(sum, a), b);
-      a = next_a;
-      b = next_b;
-    }
-    sum = ordered_add4(ordered_add4(sum, a), b);
-  }
-  for (; i < n; i++) sum = sum + x[i];
-  return sum;
-}
-
-/*
 ** The pipelined softmax of a row whose stride is at most
 ** CSA_SOFTMAX_PIPE_MAX (B = 1: 640): warp 0 sums, the other warps (the
 ** producers, thread p of them) hold the scores of candidates p + 224 j
@@ -192,7 +171,7 @@ static __device__ __forceinline__ void csa_softmax_pipe_row(const csa_attention_
     for (j = 0; j < rounds; j++) {
       const int n = (int)csa_min_ll(CSA_SOFTMAX_PRODUCERS, csa_max_ll(r->count - CSA_SOFTMAX_PRODUCERS * j, 0));
       csa_bar_sync(1 + j, CSA_TILE_THREADS);
-      if (tid == 0) sum = csa_sum_in_order(batch + CSA_SOFTMAX_PRODUCERS * j, n, sum); /* c ascending */
+      if (tid == 0) sum = ordered_sum_run(batch + CSA_SOFTMAX_PRODUCERS * j, n, sum); /* c ascending */
     }
     if (tid == 0) *den = sum + sink_w;
   } else {
@@ -246,7 +225,7 @@ static __device__ __forceinline__ void csa_softmax_batched_row(const csa_attenti
       batch[tid + j * CSA_TILE_THREADS] = e;
     }
     __syncthreads();
-    if (tid == 0) sum = csa_sum_in_order(batch, n, sum); /* candidates c0 .. c0 + n - 1, ascending */
+    if (tid == 0) sum = ordered_sum_run(batch, n, sum); /* candidates c0 .. c0 + n - 1, ascending */
     __syncthreads(); /* batch is read */
   }
   if (tid == 0) *den = sum + *sink_w;

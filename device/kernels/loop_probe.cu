@@ -31,7 +31,7 @@
 **                             a = q [32][32], b = k [16][32]; n unused.
 **                             Four sums a thread.
 **   loop_probe_softmax_sum    the softmax pass's thread 0 sum:
-**                             csa_sum_in_order over n <= 1,024 staged exps.
+**                             ordered_sum_run over n <= 1,024 staged exps.
 **                             a = w [n]; b unused.  One sum a block.
 **
 ** Below them, candidates, checked the same way: a shape of the values loop
@@ -149,7 +149,7 @@ extern "C" __global__ void loop_probe_softmax_sum(const float *a, const float *b
   __syncthreads();
   if (threadIdx.x) return;
   t0 = clock64();
-  for (r = 0; r < reps; r++) sum = csa_sum_in_order(batch, n, sum);
+  for (r = 0; r < reps; r++) sum = ordered_sum_run(batch, n, sum);
   cycles[blockIdx.x] = clock64() - t0;
   out[blockIdx.x] = sum;
 }

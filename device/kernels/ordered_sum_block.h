@@ -41,13 +41,6 @@ typedef struct ordered_block_scratch {
   int missed;                                              /* segments whose true start no guess had */
 } ordered_block_scratch;
 
-/* sum + x[0] + ... + x[seg - 1], one add at a time; seg a multiple of 4, x 16-byte aligned. */
-static __device__ __forceinline__ float ordered_block_serial(const float *x, int seg, float sum) {
-  int i;
-  for (i = 0; i < seg; i += 4) sum = ordered_add4(sum, *(const float4 *)(x + i));
-  return sum;
-}
-
 /* x[0] + ... + x[n - 1] in any order (n a multiple of 4), to every lane of a half-warp, l16 its lane. */
 static __device__ __forceinline__ float ordered_block_estimate(const float *x, int n, int l16) {
   float a = 0.0f, b = 0.0f, c = 0.0f, d = 0.0f;
@@ -108,7 +101,7 @@ static __device__ float ordered_block_sum(const float *x, int seg, ordered_block
         const float odd = __shfl_sync(0xffffffffu, end[w].y, (int)(at / 2));
         sum = at % 2 ? odd : even;
       } else {
-        sum = ordered_block_serial(x + w * seg, seg, sum), missed++;
+        sum = ordered_sum_run(x + w * seg, seg, sum), missed++;
       }
     }
     if (lane == 0) s->missed = missed; /* for the probe's tests (ordered_sum_probe.cu) */
