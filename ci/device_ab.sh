@@ -30,14 +30,13 @@
 #      candidate changed.
 #
 # Environment: ROUNDS, FILTER (default 'csa*B=1'), GATE_FILTER, PLANTED,
-# and OUT (the device call's folder; default ./ab-logs).  Logs go under $OUT/ab (the
-# candidate's number in each name: bench_cand1_1.log, gate_cand1.log...),
-# packed into $OUT/ab.tgz after every step, so a call cut short still brings
-# back what finished; $OUT/ab/summary.txt has one line a step with its exit
-# status.
+# and OUT (the device call's folder; default ./ab-logs).  Logs go to a work
+# folder (the candidate's number in each name: bench_cand1_1.log,
+# gate_cand1.log...) with the bench database, packed into $OUT/ab.tgz after
+# every step, so a call cut short still brings back what finished;
+# $OUT/ab-summary.txt has one line a step with its exit status
+# (ci/device_logs.sh: the device tool brings back at most 8 files).
 set -u
-out=${OUT:-$PWD/ab-logs}
-logs=$out/ab
 rounds=${ROUNDS:-2} filter=${FILTER:-csa*B=1} gate_filter=${GATE_FILTER:-csa*}
 [ $# -ge 1 ] || { echo "usage: ci/device_ab.sh CANDIDATE... (kernel trees or bitgate executables)" >&2; exit 2; }
 for cand in "$@"; do
@@ -51,7 +50,8 @@ done
 for tree in ${PLANTED:-}; do
   [ -d "$tree/device/kernels" ] || { echo "device_ab: planted '$tree' is not a kernel tree (ci/kernel_tree.sh)" >&2; exit 2; }
 done
-mkdir -p "$logs"
+source "$(dirname "$0")/device_logs.sh" # logs_open, logs_pack
+logs_open ab "${OUT:-$PWD/ab-logs}"
 source "$(dirname "$0")/device_mps.sh" # mps_start, mps_stop
 
 # step NAME LIMIT CANDIDATE ARGS...: `bitgate ARGS` as the candidate runs it
@@ -66,7 +66,7 @@ step() {
   else timeout "$limit" "$(realpath "$cand")" "$@" >"$logs/$name.log" 2>&1; fi
   rc=$?
   echo "$name rc=$rc $(($(date +%s) - t0)) s" | tee -a "$logs/summary.txt"
-  tar -C "$out" -czf "$out/ab.tgz" ab
+  logs_pack
   return "$rc"
 }
 
@@ -103,6 +103,5 @@ for tree in ${PLANTED:-}; do
   echo "planted$i ($tree): $verdict" | tee -a "$logs/summary.txt"
 done
 mps_stop
-rm -f "$logs"/*.db-shm "$logs"/*.db-wal
-tar -C "$out" -czf "$out/ab.tgz" ab
+logs_pack
 cat "$logs/summary.txt"

@@ -3,9 +3,11 @@
 # call of at most ten minutes (the device tool's limit per command).
 #
 # Run there after `source ci/device_env.sh`.  Each step has its own time
-# limit, so a hung step costs its limit and not the rest; every log goes
-# under $OUT/verify (default ./verify-logs) and is packed into verify.tgz,
-# so whatever finished comes back even when the call is cut short.
+# limit, so a hung step costs its limit and not the rest.  Every log and
+# database goes to a work folder, packed into $OUT/verify.tgz after each
+# step (OUT default ./verify-logs), so whatever finished comes back even
+# when the call is cut short; $OUT/verify-summary.txt has a line a step
+# (ci/device_logs.sh: the device tool brings back at most 8 files).
 #
 #   1. the GPU tests but the two-minute hang test          (limit 200 s)
 #   2. the gate, every lane, fast variant, 4 workers       (limit 120 s)
@@ -27,11 +29,13 @@
 # steps that fit, e.g. `ci/device_verify.sh 1 2 3 4` and then `5 6 7`.
 # Usage: ci/device_verify.sh [STEP...]   (default: every step)
 set -u
-out=${OUT:-$PWD/verify-logs}
-logs=$out/verify
-db=${BITGATE_VERIFY_DB_DIR:-$out}
-mkdir -p "$logs"
 steps=${*:-1 2 3 4 5 6 7 8 9 10 11}
+source "$(dirname "$0")/device_logs.sh" # logs_open, logs_pack
+logs_open verify "${OUT:-$PWD/verify-logs}"
+# The bench's databases are packed with the logs; the runs' (the nightly's
+# are tens of MB) stay on the host, in BITGATE_VERIFY_DB_DIR or beside the logs.
+db=${BITGATE_VERIFY_DB_DIR:-$logs_root/runs}
+mkdir -p "$db"
 
 # step NAME LIMIT COMMAND...: runs it with its limit, records exit status and seconds.
 step() {
@@ -41,11 +45,11 @@ step() {
   timeout "$limit" "$@" > "$logs/$name.log" 2>&1
   rc=$?
   echo "$name rc=$rc $(( $(date +%s) - t0 )) s" | tee -a "$logs/summary.txt"
-  tar -C "$out" -czf "$out/verify.tgz" verify
+  logs_pack
 }
 
 bench() { # bench NAME LIMIT VARIANT FILTER
-  step "$1" "$2" build/bitgate bench --variant "$3" --runs 20 --filter "$4" --db "$db/bench.db"
+  step "$1" "$2" build/bitgate bench --variant "$3" --runs 20 --filter "$4" --db "$logs/bench.db"
 }
 
 source "$(dirname "$0")/device_mps.sh" # mps_start, mps_stop
@@ -60,8 +64,8 @@ for s in $steps; do
   6) bench bench_csa4_64k 100 fast 'csa4 pos 65536*' ;;
   7) for t in 1 16; do
        step "oracle_t$t" 120 env CUDA_VISIBLE_DEVICES= BITGATE_ORACLE_THREADS=$t sh -c \
-         "build/bitgate bench --filter 'csa4 pos 65536, B=64' --db '$db/oracle.db' &&
-          build/bitgate bench --filter 'IndexShare K=2048, heads 64, B=64' --db '$db/oracle.db'"
+         "build/bitgate bench --filter 'csa4 pos 65536, B=64' --db '$logs/oracle.db' &&
+          build/bitgate bench --filter 'IndexShare K=2048, heads 64, B=64' --db '$logs/oracle.db'"
      done ;;
   8) mps_start "$logs/summary.txt"
      step gate_both_j16_mps 240 build/bitgate run --suite gate --variant both --jobs 16 --db "$db/gate_both.db"

@@ -1,0 +1,27 @@
+# ci/device_logs.sh: sourced by the device scripts (device_verify.sh,
+# device_ab.sh): where their logs are written and what they leave in $OUT.
+#
+# Why: the device tool brings back at most 8 files from $OUT, and a call
+# that leaves more brings back none of them (docs/SPEED.md, forty-first and
+# forty-second rounds: an A/B call's logs were lost so).  So each step's log,
+# and the bench's database, is written to a work folder outside $OUT, and $OUT holds
+# two files only: NAME.tgz (the whole folder, packed again after every step,
+# so that a call cut short still brings back what finished) and
+# NAME-summary.txt (a line a step).
+#
+#   logs_open NAME OUT   $logs: the work folder (${BITGATE_DEVICE_LOGS:-$TMPDIR or /tmp}/bitgate-NAME/NAME),
+#                        emptied; $logs_out: OUT, made if need be
+#   logs_pack            packs $logs into $logs_out/NAME.tgz (databases' -wal and -shm files left
+#                        out) and copies its summary.txt beside it
+logs_open() {
+  logs_name=$1 logs_out=$2
+  logs_root=${BITGATE_DEVICE_LOGS:-${TMPDIR:-/tmp}}/bitgate-$logs_name
+  logs=$logs_root/$logs_name
+  rm -rf "$logs_root"
+  mkdir -p "$logs" "$logs_out"
+}
+
+logs_pack() {
+  tar -C "$logs_root" --exclude='*.db-wal' --exclude='*.db-shm' -czf "$logs_out/$logs_name.tgz" "$logs_name"
+  [ ! -f "$logs/summary.txt" ] || cp "$logs/summary.txt" "$logs_out/$logs_name-summary.txt"
+}

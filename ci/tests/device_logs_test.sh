@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# ci/tests/device_logs_test.sh SOURCE_DIR: ci/device_ab.sh and
+# ci/device_verify.sh leave two files in $OUT (the packed logs and the
+# summary), however many steps ran, since the device tool brings back at
+# most 8 (ci/device_logs.sh).  Runs them on a stand-in bitgate and MPS
+# control that only echo, in a scratch folder, so no GPU is needed.
+set -eu
+src=$1
+t=$(mktemp -d)
+trap 'rm -rf "$t"' EXIT
+mkdir -p "$t/build" "$t/bin"
+printf '#!/bin/sh\necho "stand-in bitgate $*"\n' >"$t/build/bitgate"
+printf '#!/bin/sh\nexit 1\n' >"$t/bin/nvidia-cuda-mps-control"
+chmod +x "$t/build/bitgate" "$t/bin/nvidia-cuda-mps-control"
+cp "$t/build/bitgate" "$t/candidate"
+cd "$t"
+export PATH="$t/bin:$PATH" BITGATE_DEVICE_LOGS="$t/work"
+
+# expect NAME OUT LOGS: OUT holds NAME.tgz and NAME-summary.txt only, the tgz LOGS logs.
+expect() {
+  local files logs
+  files=$(cd "$2" && ls | tr '\n' ' ')
+  [ "$files" = "$1-summary.txt $1.tgz " ] || { echo "FAIL: $1: OUT holds '$files'"; exit 1; }
+  logs=$(tar -tzf "$2/$1.tgz" | grep -c '\.log$')
+  [ "$logs" = "$3" ] || { echo "FAIL: $1: $logs logs packed, expected $3"; exit 1; }
+  echo "$1: OUT holds $files($3 logs packed)"
+}
+
+OUT=$t/ab-out ROUNDS=3 bash "$src/ci/device_ab.sh" "$t/candidate" >/dev/null || true # the exit status is the last step's
+expect ab "$t/ab-out" 9 # 3 rounds x (this build, the candidate), the compare, the gate and the nightly
+OUT=$t/verify-out bash "$src/ci/device_verify.sh" 2 8 >/dev/null || true
+expect verify "$t/verify-out" 2
