@@ -13,11 +13,12 @@
 #include <string.h>
 
 #define COMPRESSOR_WHY                                                                                  \
-  "one record's latency chain (index stream, decode step) on a launch floor: with the decode step "     \
-  "returning at once the line reads 3.3-3.5 us on an H100 and with only its loads 3.4-3.6; with no "    \
-  "pool, RMS chain or transform (angles, barriers and stores kept) 4.6-4.8, the 50x line's 4.6; the "  \
-  "pool, the 128-add RMS chain and the FP4 transform are the rest; the reference shares the numerics, "  \
-  "so faster exps cut its time too (docs/SPEED.md, twenty-second and thirty-eighth rounds; "             \
+  "one record's latency chain (index stream, decode step) on a launch floor: an empty kernel reads "    \
+  "2.8-3.0 us on an H100, the decode step returning at once 3.1-3.5 (its first loads, which a block "   \
+  "waits for before it may exit) and with only its loads 3.4-3.6; with no pool, RMS chain or "          \
+  "transform (angles, barriers and stores kept) 4.6-4.8, the 50x line's 4.6; the pool, the 128-add "    \
+  "RMS chain and the FP4 transform are the rest; the reference shares the numerics, so faster exps "    \
+  "cut its time too (docs/SPEED.md, twenty-second, thirty-eighth and forty-second rounds; "              \
   "ci/floor_trees.py)"
 #define ATTENTION_WHY                                                                                    \
   "three dependent passes, chained: with every pass only waiting and exiting the B = 1 line reads "      \
