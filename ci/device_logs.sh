@@ -10,14 +10,16 @@
 # NAME-summary.txt (a line a step).
 #
 #   logs_open NAME OUT   $logs: the work folder (${BITGATE_DEVICE_LOGS:-$TMPDIR or /tmp}/bitgate-NAME/NAME),
-#                        emptied; $logs_out: OUT, made if need be
+#                        emptied unless OUT already holds NAME.tgz: a device call's OUT starts empty, so
+#                        an earlier call's logs on a warm machine go, a second run of the script in the
+#                        same call adds to the first's; $logs_out: OUT, made if need be
 #   logs_pack            packs $logs into $logs_out/NAME.tgz (databases' -wal and -shm files left
 #                        out) and copies its summary.txt beside it
 logs_open() {
   logs_name=$1 logs_out=$2
   logs_root=${BITGATE_DEVICE_LOGS:-${TMPDIR:-/tmp}}/bitgate-$logs_name
   logs=$logs_root/$logs_name
-  rm -rf "$logs_root"
+  [ -f "$logs_out/$logs_name.tgz" ] || rm -rf "$logs_root"
   mkdir -p "$logs" "$logs_out"
 }
 

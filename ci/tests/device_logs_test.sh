@@ -30,3 +30,8 @@ OUT=$t/ab-out ROUNDS=3 bash "$src/ci/device_ab.sh" "$t/candidate" >/dev/null || 
 expect ab "$t/ab-out" 9 # 3 rounds x (this build, the candidate), the compare, the gate and the nightly
 OUT=$t/verify-out bash "$src/ci/device_verify.sh" 2 8 >/dev/null || true
 expect verify "$t/verify-out" 2
+# A second run in the same call adds its logs; a later call (another OUT) starts afresh.
+OUT=$t/verify-out bash "$src/ci/device_verify.sh" 10 >/dev/null || true
+expect verify "$t/verify-out" 4
+OUT=$t/verify-out2 bash "$src/ci/device_verify.sh" 2 >/dev/null || true
+expect verify "$t/verify-out2" 1
