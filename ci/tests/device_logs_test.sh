@@ -2,8 +2,9 @@
 # ci/tests/device_logs_test.sh SOURCE_DIR: ci/device_ab.sh and
 # ci/device_verify.sh leave two files in $OUT (the packed logs and the
 # summary), however many steps ran, since the device tool brings back at
-# most 8 (ci/device_logs.sh).  Runs them on a stand-in bitgate and MPS
-# control that only echo, in a scratch folder, so no GPU is needed.
+# most 8 (ci/device_logs.sh).  Runs them in a scratch folder on a stand-in
+# bitgate that only echoes and an MPS control that fails (the scripts go on
+# without MPS), so no GPU is needed.
 set -eu
 src=$1
 t=$(mktemp -d)
@@ -19,7 +20,7 @@ export PATH="$t/bin:$PATH" BITGATE_DEVICE_LOGS="$t/work"
 # expect NAME OUT LOGS: OUT holds NAME.tgz and NAME-summary.txt only, the tgz LOGS logs.
 expect() {
   local files logs
-  files=$(cd "$2" && ls | tr '\n' ' ')
+  files=$(cd "$2" && LC_ALL=C ls | tr '\n' ' ')
   [ "$files" = "$1-summary.txt $1.tgz " ] || { echo "FAIL: $1: OUT holds '$files'"; exit 1; }
   logs=$(tar -tzf "$2/$1.tgz" | grep -c '\.log$')
   [ "$logs" = "$3" ] || { echo "FAIL: $1: $logs logs packed, expected $3"; exit 1; }

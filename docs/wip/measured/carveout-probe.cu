@@ -49,6 +49,20 @@ extern "C" __global__ void load4(const float *base, long long slab) {
   load_unused(p), load_unused(p + 65536), load_unused(p + 131072), load_unused(p + 196608);
 }
 
+// One replay of ge timed as `bench --timing held` times it: the holding
+// kernel first (unless hold is false), the events around the graph, then the
+// release; microseconds.
+static float replay_us(cudaStream_t st, cudaEvent_t a, cudaEvent_t b, unsigned *words, unsigned *dwords,
+                       cudaGraphExec_t ge, bool held) {
+  words[0] = 0;
+  if (held) { unsigned long long lim = 20000000ull; void *ha[] = {&dwords, &lim}; CK(cudaLaunchKernel((void *)hold, 1, 1, ha, 0, st)); }
+  CK(cudaEventRecord(a, st)); CK(cudaGraphLaunch(ge, st)); CK(cudaEventRecord(b, st));
+  __atomic_store_n(&words[0], 1u, __ATOMIC_SEQ_CST);
+  CK(cudaStreamSynchronize(st));
+  float t; CK(cudaEventElapsedTime(&t, a, b));
+  return t * 1000.0f;
+}
+
 // The loads table: one-kernel graphs (1 x 288) behind the holding kernel.
 static void loads_table(cudaStream_t st, cudaEvent_t a, cudaEvent_t b, unsigned *words, unsigned *dwords) {
   const int slabs = 256; /* 256 MiB, past the 50 MiB L2 */
@@ -76,15 +90,8 @@ static void loads_table(cudaStream_t st, cudaEvent_t a, cudaEvent_t b, unsigned 
     }
     std::vector<float> us;
     for (int i = 0; i < 60; i++) {
-      unsigned long long lim = 20000000ull;
-      void *ha[] = {&dwords, &lim};
-      words[0] = 0;
-      CK(cudaLaunchKernel((void *)hold, 1, 1, ha, 0, st));
-      CK(cudaEventRecord(a, st)); CK(cudaGraphLaunch(ges[i % ges.size()], st)); CK(cudaEventRecord(b, st));
-      __atomic_store_n(&words[0], 1u, __ATOMIC_SEQ_CST);
-      CK(cudaStreamSynchronize(st));
-      float t; CK(cudaEventElapsedTime(&t, a, b));
-      if (i >= 10) us.push_back(t * 1000.0f);
+      const float t = replay_us(st, a, b, words, dwords, ges[i % ges.size()], true);
+      if (i >= 10) us.push_back(t);
     }
     std::sort(us.begin(), us.end());
     printf("loads  %-16s median %6.2f us  min %6.2f  q90 %6.2f\n", r.name, us[us.size() / 2], us[0], us[us.size() * 9 / 10]);
@@ -138,13 +145,8 @@ int main(int argc, char **argv) {
       std::vector<float> ms;
       unsigned same = 0;
       for (int i = 0; i < 60; i++) {
-        words[0] = 0;
-        if (h) { unsigned long long lim = 20000000ull; void *ha[] = {&dwords, &lim}; CK(cudaLaunchKernel((void *)hold, 1, 1, ha, 0, st)); }
-        CK(cudaEventRecord(a, st)); CK(cudaGraphLaunch(ge, st)); CK(cudaEventRecord(b, st));
-        __atomic_store_n(&words[0], 1u, __ATOMIC_SEQ_CST);
-        CK(cudaStreamSynchronize(st));
-        float t; CK(cudaEventElapsedTime(&t, a, b));
-        if (i >= 10) ms.push_back(t * 1000.0f);
+        const float t = replay_us(st, a, b, words, dwords, ge, h != 0);
+        if (i >= 10) ms.push_back(t);
         unsigned sm[4]; CK(cudaMemcpyFromSymbol(sm, smids, sizeof sm));
         same += sm[0] == sm[1];
       }
