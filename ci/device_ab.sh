@@ -50,22 +50,23 @@ done
 for tree in ${PLANTED:-}; do
   [ -d "$tree/device/kernels" ] || { echo "device_ab: planted '$tree' is not a kernel tree (ci/kernel_tree.sh)" >&2; exit 2; }
 done
-source "$(dirname "$0")/device_logs.sh" # logs_open, logs_pack
+source "$(dirname "$0")/device_logs.sh" # logs_open, logs_file, logs_pack
 logs_open ab "${OUT:-$PWD/ab-logs}"
 source "$(dirname "$0")/device_mps.sh" # mps_start, mps_stop
 
 # step NAME LIMIT CANDIDATE ARGS...: `bitgate ARGS` as the candidate runs it
 # ('-': this build), with its limit and its log; returns bitgate's exit status.
 step() {
-  local name=$1 limit=$2 cand=$3 t0 rc
+  local log limit=$2 cand=$3 t0 rc
+  log=$(logs_file "$1")
   shift 3
   t0=$(date +%s)
-  if [ "$cand" = - ]; then timeout "$limit" build/bitgate "$@" >"$logs/$name.log" 2>&1
+  if [ "$cand" = - ]; then timeout "$limit" build/bitgate "$@" >"$log" 2>&1
   elif [ -d "$cand" ]; then
-    BITGATE_KERNEL_TREE=$(realpath "$cand") timeout "$limit" build/bitgate "$@" >"$logs/$name.log" 2>&1
-  else timeout "$limit" "$(realpath "$cand")" "$@" >"$logs/$name.log" 2>&1; fi
+    BITGATE_KERNEL_TREE=$(realpath "$cand") timeout "$limit" build/bitgate "$@" >"$log" 2>&1
+  else timeout "$limit" "$(realpath "$cand")" "$@" >"$log" 2>&1; fi
   rc=$?
-  echo "$name rc=$rc $(($(date +%s) - t0)) s" | tee -a "$logs/summary.txt"
+  echo "$(basename "$log" .log) rc=$rc $(($(date +%s) - t0)) s" | tee -a "$logs/summary.txt"
   logs_pack
   return "$rc"
 }

@@ -13,6 +13,9 @@
 #                        emptied unless OUT already holds NAME.tgz: a device call's OUT starts empty, so
 #                        an earlier call's logs on a warm machine go, a second run of the script in the
 #                        same call adds to the first's; $logs_out: OUT, made if need be
+#   logs_file STEP       the path of STEP's log: $logs/STEP.log, or STEP.2.log, STEP.3.log, ... where
+#                        a run earlier in the call wrote one, so that a step run twice keeps both logs
+#                        (the forty-third round's second gate run had overwritten the first's)
 #   logs_pack            packs $logs into $logs_out/NAME.tgz (databases' -wal and -shm files left
 #                        out) and copies its summary.txt beside it
 logs_open() {
@@ -21,6 +24,15 @@ logs_open() {
   logs=$logs_root/$logs_name
   [ -f "$logs_out/$logs_name.tgz" ] || rm -rf "$logs_root"
   mkdir -p "$logs" "$logs_out"
+}
+
+logs_file() {
+  local f=$logs/$1.log n=2
+  while [ -e "$f" ]; do
+    f=$logs/$1.$n.log
+    n=$((n + 1))
+  done
+  echo "$f"
 }
 
 logs_pack() {

@@ -30,7 +30,7 @@
 # Usage: ci/device_verify.sh [STEP...]   (default: every step)
 set -u
 steps=${*:-1 2 3 4 5 6 7 8 9 10 11}
-source "$(dirname "$0")/device_logs.sh" # logs_open, logs_pack
+source "$(dirname "$0")/device_logs.sh" # logs_open, logs_file, logs_pack
 logs_open verify "${OUT:-$PWD/verify-logs}"
 # The bench's databases are packed with the logs; the runs' (the nightly's
 # are tens of MB) stay on the host, in BITGATE_VERIFY_DB_DIR or beside the logs.
@@ -39,12 +39,13 @@ mkdir -p "$db"
 
 # step NAME LIMIT COMMAND...: runs it with its limit, records exit status and seconds.
 step() {
-  local name=$1 limit=$2 t0 rc
+  local log limit=$2 t0 rc
+  log=$(logs_file "$1")
   shift 2
   t0=$(date +%s)
-  timeout "$limit" "$@" > "$logs/$name.log" 2>&1
+  timeout "$limit" "$@" > "$log" 2>&1
   rc=$?
-  echo "$name rc=$rc $(( $(date +%s) - t0 )) s" | tee -a "$logs/summary.txt"
+  echo "$(basename "$log" .log) rc=$rc $(( $(date +%s) - t0 )) s" | tee -a "$logs/summary.txt"
   logs_pack
 }
 

@@ -2,7 +2,8 @@
 # ci/tests/device_logs_test.sh SOURCE_DIR: ci/device_ab.sh and
 # ci/device_verify.sh leave two files in $OUT (the packed logs and the
 # summary), however many steps ran, since the device tool brings back at
-# most 8 (ci/device_logs.sh).  Runs them in a scratch folder on a stand-in
+# most 8 (ci/device_logs.sh), and that a step run twice in one call keeps
+# both its logs.  Runs them in a scratch folder on a stand-in
 # bitgate that only echoes and an MPS control that fails (the scripts go on
 # without MPS), so no GPU is needed.
 set -eu
@@ -34,5 +35,12 @@ expect verify "$t/verify-out" 2
 # A second run in the same call adds its logs; a later call (another OUT) starts afresh.
 OUT=$t/verify-out bash "$src/ci/device_verify.sh" 10 >/dev/null || true
 expect verify "$t/verify-out" 4
+# A step run again in the same call keeps the first run's log beside its own.
+OUT=$t/verify-out bash "$src/ci/device_verify.sh" 2 >/dev/null || true
+expect verify "$t/verify-out" 5
+tar -tzf "$t/verify-out/verify.tgz" | grep -qx 'verify/gate_fast_j4.2.log' ||
+  { echo "FAIL: the second gate_fast_j4 log is not gate_fast_j4.2.log"; exit 1; }
+grep -q '^gate_fast_j4.2 rc=' "$t/verify-out/verify-summary.txt" ||
+  { echo "FAIL: the summary does not name gate_fast_j4.2"; exit 1; }
 OUT=$t/verify-out2 bash "$src/ci/device_verify.sh" 2 >/dev/null || true
 expect verify "$t/verify-out2" 1
