@@ -50,7 +50,7 @@ done
 for tree in ${PLANTED:-}; do
   [ -d "$tree/device/kernels" ] || { echo "device_ab: planted '$tree' is not a kernel tree (ci/kernel_tree.sh)" >&2; exit 2; }
 done
-source "$(dirname "$0")/device_logs.sh" # logs_open, logs_file, logs_pack
+source "$(dirname "$0")/device_logs.sh" # logs_open, logs_file, logs_step, logs_pack
 logs_open ab "${OUT:-$PWD/ab-logs}"
 source "$(dirname "$0")/device_mps.sh" # mps_start, mps_stop
 
@@ -66,8 +66,7 @@ step() {
     BITGATE_KERNEL_TREE=$(realpath "$cand") timeout "$limit" build/bitgate "$@" >"$log" 2>&1
   else timeout "$limit" "$(realpath "$cand")" "$@" >"$log" 2>&1; fi
   rc=$?
-  echo "$(basename "$log" .log) rc=$rc $(($(date +%s) - t0)) s" | tee -a "$logs/summary.txt"
-  logs_pack
+  logs_step "$log" "$rc" "$t0"
   return "$rc"
 }
 

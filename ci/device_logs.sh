@@ -16,6 +16,8 @@
 #   logs_file STEP       the path of STEP's log: $logs/STEP.log, or STEP.2.log, STEP.3.log, ... where
 #                        a run earlier in the call wrote one, so that a step run twice keeps both logs
 #                        (the forty-third round's second gate run had overwritten the first's)
+#   logs_step LOG RC T0  a finished step: its summary line (LOG's name, exit status RC, seconds since
+#                        T0) to the screen and summary.txt, then logs_pack
 #   logs_pack            packs $logs into $logs_out/NAME.tgz (databases' -wal and -shm files left
 #                        out) and copies its summary.txt beside it
 logs_open() {
@@ -38,4 +40,9 @@ logs_file() {
 logs_pack() {
   tar -C "$logs_root" --exclude='*.db-wal' --exclude='*.db-shm' -czf "$logs_out/$logs_name.tgz" "$logs_name"
   [ ! -f "$logs/summary.txt" ] || cp "$logs/summary.txt" "$logs_out/$logs_name-summary.txt"
+}
+
+logs_step() {
+  echo "$(basename "$1" .log) rc=$2 $(($(date +%s) - $3)) s" | tee -a "$logs/summary.txt"
+  logs_pack
 }

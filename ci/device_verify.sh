@@ -30,7 +30,7 @@
 # Usage: ci/device_verify.sh [STEP...]   (default: every step)
 set -u
 steps=${*:-1 2 3 4 5 6 7 8 9 10 11}
-source "$(dirname "$0")/device_logs.sh" # logs_open, logs_file, logs_pack
+source "$(dirname "$0")/device_logs.sh" # logs_open, logs_file, logs_step, logs_pack
 logs_open verify "${OUT:-$PWD/verify-logs}"
 # The bench's databases are packed with the logs; the runs' (the nightly's
 # are tens of MB) stay on the host, in BITGATE_VERIFY_DB_DIR or beside the logs.
@@ -45,8 +45,7 @@ step() {
   t0=$(date +%s)
   timeout "$limit" "$@" > "$log" 2>&1
   rc=$?
-  echo "$(basename "$log" .log) rc=$rc $(( $(date +%s) - t0 )) s" | tee -a "$logs/summary.txt"
-  logs_pack
+  logs_step "$log" "$rc" "$t0"
 }
 
 bench() { # bench NAME LIMIT VARIANT FILTER
