@@ -12,20 +12,22 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define COMPRESSOR_WHY                                                                                  \
+#define COMPRESSOR_WHY                                                                                 \
   "one record's latency chain (index stream, decode step) on a launch floor: an empty kernel reads "    \
   "2.8-3.0 us on an H100, the decode step returning at once 3.1-3.5 (its first loads, which a block "   \
   "waits for before it may exit) and with only its loads 3.4-3.6; with no pool, RMS chain or "          \
-  "transform (angles, barriers and stores kept) 4.6-4.8, the 50x line's 4.6; the pool, the 128-add "    \
-  "RMS chain and the FP4 transform are the rest; the reference shares the numerics, so faster exps "    \
-  "cut its time too (docs/SPEED.md, twenty-second, thirty-eighth and forty-second rounds; "              \
-  "ci/floor_trees.py)"
-#define ATTENTION_WHY                                                                                    \
-  "three dependent passes, chained: with every pass only waiting and exiting the B = 1 line reads "      \
-  "4.5-4.8 us on an H100 (launch and hand-overs), the scores pass adds about 7.9 (decoding its own "     \
-  "rows and 640 x 64 chains of 512 terms), the softmax 3.9 (a 640-add ordered sum a row) and the "       \
-  "values 6.0 (640-term ordered chains, held by the SM's shared-memory pipe); fewer candidates add a "    \
-  "gather pass (docs/SPEED.md, nineteenth, thirty-seventh and thirty-eighth rounds; ci/floor_trees.py)"
+  "transform (angles, barriers and stores kept) 4.6-4.8, the 50x line's 4.6; on an H200 an empty "      \
+  "kernel 2.4-2.7, the early return 2.9 and no compute 4.4, so 50x leaves the pool, the 128-add RMS "   \
+  "chain and the FP4 transform 0.2 us where they take 0.8; the reference shares the numerics, so "      \
+  "faster exps cut its time too (docs/SPEED.md, twenty-second, thirty-eighth, forty-second and "        \
+  "forty-third rounds; ci/floor_trees.py)"
+#define ATTENTION_WHY                                                                                  \
+  "three dependent passes, chained: with every pass only waiting and exiting the B = 1 line reads "     \
+  "4.5-4.8 us on an H100 and 4.5 on an H200 (launch and hand-overs), the scores pass adds about 7.9 "   \
+  "(decoding its own rows and 640 x 64 chains of 512 terms), the softmax 3.9 (a 640-add ordered sum "   \
+  "a row) and the values 6.0 (640-term ordered chains, held by the SM's shared-memory pipe), about "    \
+  "18 us on either card; fewer candidates add a gather pass (docs/SPEED.md, nineteenth, "               \
+  "thirty-seventh, thirty-eighth and forty-third rounds; ci/floor_trees.py)"
 
 /*
 ** The issue's numbers ("Numbers it must reach"), at the shapes it names:
