@@ -27,6 +27,11 @@
 #
 # The limits add up to more than one call's ten minutes: give a call the
 # steps that fit, e.g. `ci/device_verify.sh 1 2 3 4` and then `5 6 7`.
+#
+# Each run's first summary line names the GPU.  BITGATE_VERIFY_GPU=TEXT
+# runs the steps only where that name holds TEXT (e.g. H200: a call for an
+# H200 may get an H100, and a run that must be on one card is then not
+# worth its device time); elsewhere it runs none and exits 4.
 # Usage: ci/device_verify.sh [STEP...]   (default: every step)
 set -u
 steps=${*:-1 2 3 4 5 6 7 8 9 10 11}
@@ -36,6 +41,14 @@ logs_open verify "${OUT:-$PWD/verify-logs}"
 # are tens of MB) stay on the host, in BITGATE_VERIFY_DB_DIR or beside the logs.
 db=${BITGATE_VERIFY_DB_DIR:-$logs_root/runs}
 mkdir -p "$db"
+gpu=$(nvidia-smi --query-gpu=name,clocks.max.sm,driver_version --format=csv,noheader 2>/dev/null | head -n 1)
+echo "gpu: ${gpu:-none found (no nvidia-smi answered)}" | tee -a "$logs/summary.txt"
+case $gpu in
+*"${BITGATE_VERIFY_GPU:-}"*) ;;
+*) echo "device_verify: BITGATE_VERIFY_GPU=$BITGATE_VERIFY_GPU, and this GPU's name does not hold it: no step run" | tee -a "$logs/summary.txt" >&2
+   logs_pack
+   exit 4 ;;
+esac
 
 # step NAME LIMIT COMMAND...: runs it with its limit, records exit status and seconds.
 step() {

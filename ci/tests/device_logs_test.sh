@@ -2,10 +2,11 @@
 # ci/tests/device_logs_test.sh SOURCE_DIR: ci/device_ab.sh and
 # ci/device_verify.sh leave two files in $OUT (the packed logs and the
 # summary), however many steps ran, since the device tool brings back at
-# most 8 (ci/device_logs.sh), and that a step run twice in one call keeps
-# both its logs.  Runs them in a scratch folder on a stand-in
-# bitgate that only echoes and an MPS control that fails (the scripts go on
-# without MPS), so no GPU is needed.
+# most 8 (ci/device_logs.sh), that a step run twice in one call keeps
+# both its logs, and that device_verify.sh's BITGATE_VERIFY_GPU runs no
+# step on another card.  Runs them in a scratch folder on a stand-in
+# bitgate that only echoes, an MPS control that fails (the scripts go on
+# without MPS) and an nvidia-smi that names an H100, so no GPU is needed.
 set -eu
 src=$1
 t=$(mktemp -d)
@@ -13,7 +14,8 @@ trap 'rm -rf "$t"' EXIT
 mkdir -p "$t/build" "$t/bin"
 printf '#!/bin/sh\necho "stand-in bitgate $*"\n' >"$t/build/bitgate"
 printf '#!/bin/sh\nexit 1\n' >"$t/bin/nvidia-cuda-mps-control"
-chmod +x "$t/build/bitgate" "$t/bin/nvidia-cuda-mps-control"
+printf '#!/bin/sh\necho "NVIDIA H100 80GB HBM3, 1980 MHz, 580.159.04"\n' >"$t/bin/nvidia-smi"
+chmod +x "$t/build/bitgate" "$t/bin/nvidia-cuda-mps-control" "$t/bin/nvidia-smi"
 cp "$t/build/bitgate" "$t/candidate"
 cd "$t"
 export PATH="$t/bin:$PATH" BITGATE_DEVICE_LOGS="$t/work"
@@ -42,5 +44,13 @@ tar -tzf "$t/verify-out/verify.tgz" | grep -qx 'verify/gate_fast_j4.2.log' ||
   { echo "FAIL: the second gate_fast_j4 log is not gate_fast_j4.2.log"; exit 1; }
 grep -q '^gate_fast_j4.2 rc=' "$t/verify-out/verify-summary.txt" ||
   { echo "FAIL: the summary does not name gate_fast_j4.2"; exit 1; }
-OUT=$t/verify-out2 bash "$src/ci/device_verify.sh" 2 >/dev/null || true
+# BITGATE_VERIFY_GPU: on another card no step runs (exit 4) and the summary says which card came.
+rc=0
+BITGATE_VERIFY_GPU=H200 OUT=$t/card-out bash "$src/ci/device_verify.sh" 2 >/dev/null 2>&1 || rc=$?
+[ "$rc" = 4 ] || { echo "FAIL: BITGATE_VERIFY_GPU=H200 on an H100 exited $rc, expected 4"; exit 1; }
+! tar -tzf "$t/card-out/verify.tgz" | grep -q '\.log$' || { echo "FAIL: a step ran on the wrong card"; exit 1; }
+grep -qx 'gpu: NVIDIA H100 80GB HBM3, 1980 MHz, 580.159.04' "$t/card-out/verify-summary.txt" &&
+  grep -q 'no step run' "$t/card-out/verify-summary.txt" ||
+  { echo "FAIL: the wrong card's summary does not name it"; exit 1; }
+BITGATE_VERIFY_GPU=H100 OUT=$t/verify-out2 bash "$src/ci/device_verify.sh" 2 >/dev/null || true
 expect verify "$t/verify-out2" 1
