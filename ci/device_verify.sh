@@ -32,6 +32,10 @@
 # runs the steps only where that name holds TEXT (e.g. H200: a call for an
 # H200 may get an H100, and a run that must be on one card is then not
 # worth its device time); elsewhere it runs none and exits 4.
+# BITGATE_VERIFY_SHARD=K/N gives the gate and nightly runs (steps 2, 8, 9)
+# `--shard K/N`, their logs and databases a `_shardKofN` suffix, so that a
+# run longer than the device time left can be split over calls (merge the
+# databases with `bitgate db merge`).
 # Usage: ci/device_verify.sh [STEP...]   (default: every step)
 set -u
 steps=${*:-1 2 3 4 5 6 7 8 9 10 11}
@@ -49,6 +53,9 @@ case $gpu in
    logs_pack
    exit 4 ;;
 esac
+
+shard=${BITGATE_VERIFY_SHARD:-}
+shard_tag=${shard:+_shard${shard%%/*}of${shard##*/}}
 
 # step NAME LIMIT COMMAND...: runs it with its limit, records exit status and seconds.
 step() {
@@ -70,7 +77,8 @@ source "$(dirname "$0")/device_mps.sh" # mps_start, mps_stop
 for s in $steps; do
   case $s in
   1) step ctest_gpu 200 ctest --test-dir build -L gpu -E worker --output-on-failure ;;
-  2) step gate_fast_j4 120 build/bitgate run --suite gate --jobs 4 --db "$db/gate.db" ;;
+  2) step gate_fast_j4$shard_tag 120 build/bitgate run --suite gate --jobs 4 ${shard:+--shard "$shard"} \
+       --db "$db/gate$shard_tag.db" ;;
   3) bench bench_csa128 150 both 'csa128*' ;;
   4) bench bench_csa4_4k 100 both 'csa4 pos 4096*' ;;
   5) bench bench_index_share 150 both 'IndexShare*' ;;
@@ -81,10 +89,12 @@ for s in $steps; do
           build/bitgate bench --filter 'IndexShare K=2048, heads 64, B=64' --db '$logs/oracle.db'"
      done ;;
   8) mps_start "$logs/summary.txt"
-     step gate_both_j16_mps 240 build/bitgate run --suite gate --variant both --jobs 16 --db "$db/gate_both.db"
+     step gate_both_j16_mps$shard_tag 240 build/bitgate run --suite gate --variant both --jobs 16 \
+       ${shard:+--shard "$shard"} --db "$db/gate_both$shard_tag.db"
      mps_stop ;;
   9) mps_start "$logs/summary.txt"
-     step nightly_both_j16_mps 480 build/bitgate run --suite nightly --variant both --jobs 16 --db "$db/nightly_both.db"
+     step nightly_both_j16_mps$shard_tag 480 build/bitgate run --suite nightly --variant both --jobs 16 \
+       ${shard:+--shard "$shard"} --db "$db/nightly_both$shard_tag.db"
      mps_stop ;;
   10) step bench_loops 60 build/bitgate bench --loops --runs 50
       bench bench_csa_b1 90 fast 'csa*B=1' ;;

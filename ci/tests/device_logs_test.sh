@@ -3,8 +3,8 @@
 # ci/device_verify.sh leave two files in $OUT (the packed logs and the
 # summary), however many steps ran, since the device tool brings back at
 # most 8 (ci/device_logs.sh), that a step run twice in one call keeps
-# both its logs, and that device_verify.sh's BITGATE_VERIFY_GPU runs no
-# step on another card.  Runs them in a scratch folder on a stand-in
+# both its logs, that device_verify.sh's BITGATE_VERIFY_GPU runs no step
+# on another card and that its BITGATE_VERIFY_SHARD reaches the runs.  Runs them in a scratch folder on a stand-in
 # bitgate that only echoes, an MPS control that fails (the scripts go on
 # without MPS) and an nvidia-smi that names an H100, so no GPU is needed.
 set -eu
@@ -52,5 +52,10 @@ BITGATE_VERIFY_GPU=H200 OUT=$t/card-out bash "$src/ci/device_verify.sh" 2 >/dev/
 grep -qx 'gpu: NVIDIA H100 80GB HBM3, 1980 MHz, 580.159.04' "$t/card-out/verify-summary.txt" &&
   grep -q 'no step run' "$t/card-out/verify-summary.txt" ||
   { echo "FAIL: the wrong card's summary does not name it"; exit 1; }
+# BITGATE_VERIFY_SHARD: the nightly's run gets --shard, and its log says which shard.
+BITGATE_VERIFY_SHARD=1/2 OUT=$t/shard-out bash "$src/ci/device_verify.sh" 9 >/dev/null || true
+tar -xzOf "$t/shard-out/verify.tgz" verify/nightly_both_j16_mps_shard1of2.log 2>/dev/null |
+  grep -q -- '--suite nightly --variant both --jobs 16 --shard 1/2 --db .*/nightly_both_shard1of2.db' ||
+  { echo "FAIL: BITGATE_VERIFY_SHARD=1/2 did not reach the nightly's run as --shard 1/2"; exit 1; }
 BITGATE_VERIFY_GPU=H100 OUT=$t/verify-out2 bash "$src/ci/device_verify.sh" 2 >/dev/null || true
 expect verify "$t/verify-out2" 1
