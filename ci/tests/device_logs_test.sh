@@ -2,11 +2,12 @@
 # ci/tests/device_logs_test.sh SOURCE_DIR: ci/device_ab.sh and
 # ci/device_verify.sh leave two files in $OUT (the packed logs and the
 # summary), however many steps ran, since the device tool brings back at
-# most 8 (ci/device_logs.sh), that a step run twice in one call keeps
-# both its logs, that device_verify.sh's BITGATE_VERIFY_GPU runs no step
-# on another card and that its BITGATE_VERIFY_SHARD reaches the runs.  Runs them in a scratch folder on a stand-in
-# bitgate that only echoes, an MPS control that fails (the scripts go on
-# without MPS) and an nvidia-smi that names an H100, so no GPU is needed.
+# most 8 (ci/device_logs.sh); that a step run twice in one call keeps
+# both its logs; that device_verify.sh's BITGATE_VERIFY_GPU runs no step
+# on another card, and its BITGATE_VERIFY_SHARD reaches the runs.  Runs
+# them in a scratch folder on a stand-in bitgate that only echoes, an MPS
+# control that fails (the scripts go on without MPS) and an nvidia-smi
+# that names an H100, so no GPU is needed.
 set -eu
 src=$1
 t=$(mktemp -d)
